@@ -1,0 +1,76 @@
+// The run configuration: a TOML file plus `--set key=value` overrides, checked strictly
+// (unknown keys, wrong types and out-of-range values are errors naming the key) and kept
+// as typed structs. The resolved TOML (file + overrides) is written into the run directory.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <toml++/toml.h>
+#include <vector>
+
+namespace hpdl {
+
+struct RunConfig {
+  std::string name;                      // output directory name; "" = config file stem
+  std::string output_dir = "outputs";    // parent of run directories
+  bool overwrite = false;                // replace a completed run of the same name
+  std::string backend = "onednn";        // "onednn" | "reference"
+  double watchdog_s = 600;               // bound on any wait for other ranks; 0 = off
+};
+
+struct DataConfig {
+  std::string train_file, train_group = "/";  // HDF5 file and group holding x and y
+  std::string test_file, test_group = "/";    // test split ("" = no evaluation)
+};
+
+struct LayerConfig {
+  std::string type;
+  const toml::table* params = nullptr;  // the layer's own keys, read by the model builder
+  std::string where;                    // "config F: model.layers[3]"
+};
+
+struct ModelConfig {
+  std::vector<int64_t> input;  // per-sample input shape, e.g. [1, 28, 28]
+  int64_t classes = 0;
+  std::vector<LayerConfig> layers;
+};
+
+struct OptimizerConfig {
+  std::string name = "sgd";  // "sgd" | "adam"
+  double lr = 0.01;
+  double momentum = 0.0;     // SGD
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam
+  double l2 = 0.0;           // L2 penalty on weights (not biases)
+  double clip_norm = 0.0;    // clip gradients to this global norm; 0 = off
+};
+
+struct TrainConfig {
+  int64_t batch = 64;      // global batch, split across ranks
+  int64_t epochs = 1;
+  int64_t max_steps = 0;   // stop after this many steps in total; 0 = no limit
+  uint64_t seed = 1;
+  bool progress = true;    // live progress line on a terminal
+};
+
+struct DistributedConfig {
+  std::string mode = "sync";
+};
+
+struct Config {
+  std::string source;  // path of the TOML file
+  toml::table resolved;
+  RunConfig run;
+  DataConfig data;
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  TrainConfig train;
+  DistributedConfig distributed;
+};
+
+// Reads, overrides ("optimizer.lr=0.1"; the value is TOML, or a bare string) and checks
+// a config. Throws Error naming the file and key on any problem.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides);
+
+// The resolved config as TOML text.
+std::string to_toml(const toml::table& t);
+
+}  // namespace hpdl

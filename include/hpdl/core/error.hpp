@@ -1,0 +1,43 @@
+// Errors in hpdl: one exception type whose what() is the single line the user sees, and
+// check macros for every library call (MPI, HDF5, oneDNN) that name the rank, file:line,
+// the failed call and the library's own text. main() turns them into a non-zero exit.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace hpdl {
+
+// A bad input or a failed call on this rank. what() is one line, without "error:" prefix.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Thrown with the same text on every rank once the ranks have agreed that the job must
+// stop (Comm::agree); main() may then finalize MPI normally instead of aborting.
+class AgreedError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The MPI rank used in messages of failed library calls (-1 before MPI is up).
+void set_error_rank(int rank);
+int error_rank();
+
+// Throws Error("rank R: FILE:LINE: WHAT: DETAIL").
+[[noreturn]] void fail_call(const char* file, int line, const std::string& what,
+                            const std::string& detail);
+
+}  // namespace hpdl
+
+// Input errors: a plain message that names the bad input.
+#define HPDL_REQUIRE(cond, msg)                   \
+  do {                                            \
+    if (!(cond)) throw ::hpdl::Error(msg);        \
+  } while (0)
+
+// Library calls returning a negative value on failure (HDF5).
+#define HPDL_CHECK_H5(call)                                                        \
+  do {                                                                             \
+    if ((call) < 0) ::hpdl::fail_call(__FILE__, __LINE__, #call, "HDF5 call failed"); \
+  } while (0)

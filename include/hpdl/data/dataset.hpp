@@ -1,0 +1,44 @@
+// One split of a dataset in HDF5: a group holding `x` (float, [N, ...]) and `y` (integer
+// labels, [N]); see the README for the schema. A rank reads only the rows it needs, as a
+// union of hyperslabs, so no rank ever loads the whole file.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hpdl/data/h5_util.hpp"
+
+namespace hpdl {
+
+class H5Split {
+ public:
+  // Opens FILE and GROUP/x, GROUP/y; checks they exist, that x has rank >= 2 and that
+  // y is [N] with the same N. Throws Error naming the file and dataset.
+  H5Split(const std::string& file, const std::string& group);
+
+  int64_t size() const { return rows_; }
+  const std::vector<int64_t>& sample_shape() const { return sample_shape_; }
+  int64_t per_sample() const { return per_sample_; }
+  const std::string& where() const { return where_; }  // "FILE:GROUP"
+  std::vector<std::string> class_names() const;      // attribute y.classes, if any
+
+  // Reads the given rows (ascending, no repeats) into x [n, per_sample] and y [n].
+  void read_rows(std::span<const int64_t> rows, float* x, int32_t* y);
+  // Reads rows [begin, end) of x and y.
+  void read_range(int64_t begin, int64_t end, float* x, int32_t* y);
+
+  // Checks rows [begin, end): every label in [0, classes), every input finite. Returns ""
+  // or a message naming the first bad row.
+  std::string validate(int64_t begin, int64_t end, int64_t classes);
+
+ private:
+  void read(hid_t file_space_x, hid_t file_space_y, int64_t n, float* x, int32_t* y);
+
+  std::string where_;
+  H5Id file_, x_, y_, x_space_, y_space_;
+  int64_t rows_ = 0, per_sample_ = 0;
+  std::vector<int64_t> sample_shape_;
+};
+
+}  // namespace hpdl

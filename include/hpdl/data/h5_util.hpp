@@ -1,0 +1,64 @@
+// Thin RAII and checked helpers over the HDF5 C API, shared by the converters, the
+// dataset reader and the model/checkpoint writer. HDF5's own stderr error stacks are
+// turned off; failures become hpdl::Error with HDF5's innermost message.
+#pragma once
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hpdl {
+
+// Owns an hid_t and closes it with the matching H5*close.
+class H5Id {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  H5Id() = default;
+  H5Id(hid_t id, Closer close) : id_(id), close_(close) {}
+  H5Id(H5Id&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  H5Id& operator=(H5Id&& o) noexcept;
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  ~H5Id();
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+  Closer close_ = nullptr;
+};
+
+// Silences HDF5's automatic error printing (call once per process).
+void h5_quiet();
+// HDF5's innermost error description of the current error stack ("" if none).
+std::string h5_error_text();
+
+H5Id h5_open_file(const std::string& path);    // read-only; Error "FILE: cannot open ..."
+H5Id h5_create_file(const std::string& path);  // truncates
+H5Id h5_create_group(hid_t loc, const std::string& name);
+
+void h5_write(hid_t loc, const std::string& name, const float* data, const std::vector<hsize_t>& dims);
+void h5_write(hid_t loc, const std::string& name, const int32_t* data, const std::vector<hsize_t>& dims);
+void h5_write_attr(hid_t obj, const std::string& name, const std::vector<float>& values);
+void h5_write_attr(hid_t obj, const std::string& name, const std::string& value);
+void h5_write_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values);
+
+// Optional attributes; false/empty when absent.
+std::vector<std::string> h5_read_string_list_attr(hid_t obj, const std::string& name);
+
+// Writes an HDF5 file under PATH.tmp with `fill`, then fsyncs and renames it to PATH, so a
+// reader never sees a half-written file under the final name.
+template <typename Fill>
+void h5_write_atomically(const std::string& path, Fill&& fill);
+void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& path);
+
+template <typename Fill>
+void h5_write_atomically(const std::string& path, Fill&& fill) {
+  const std::string tmp = path + ".tmp";
+  H5Id file = h5_create_file(tmp);
+  fill(file.get());
+  h5_commit_file(file, tmp, path);
+}
+
+}  // namespace hpdl

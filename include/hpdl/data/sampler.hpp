@@ -1,0 +1,33 @@
+// Which rows each rank trains on. Every epoch has one global permutation of the training
+// rows, a pure function of (seed, epoch); global batch s is permutation[s*B, (s+1)*B) and
+// rank r takes a contiguous slice of it (sizes differ by at most one when R does not
+// divide B). The union over ranks is exactly the batch one rank would take alone.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace hpdl {
+
+class BatchPlan {
+ public:
+  // Throws Error when a rank would get no sample or the data holds less than one batch.
+  BatchPlan(int64_t rows, int64_t global_batch, int rank, int ranks);
+
+  void begin_epoch(uint64_t seed, int64_t epoch);
+  int64_t steps_per_epoch() const { return rows_ / global_batch_; }  // last partial batch dropped
+  int64_t local_batch() const { return local_batch_; }
+  int64_t global_batch() const { return global_batch_; }
+  // This rank's rows of step s of the current epoch, ascending.
+  std::span<const int64_t> local_rows(int64_t step);
+
+ private:
+  int64_t rows_, global_batch_, local_batch_, local_offset_;
+  std::vector<int64_t> perm_, local_;
+};
+
+// The contiguous block [begin, end) of `rows` that rank r of R owns (for evaluation and
+// validation scans).
+void block_range(int64_t rows, int rank, int ranks, int64_t* begin, int64_t* end);
+
+}  // namespace hpdl

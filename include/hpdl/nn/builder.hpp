@@ -1,0 +1,14 @@
+// Builds a Model from the [model] section of a config: one [[model.layers]] table per
+// layer, checked strictly (unknown type or key is an error naming the layer).
+#pragma once
+#include <memory>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/nn/model.hpp"
+
+namespace hpdl {
+
+// batch: the per-rank batch. The last layer must output [batch, model.classes].
+std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch, const std::string& backend);
+
+}  // namespace hpdl

@@ -1,0 +1,63 @@
+// The layer contract (after Caffe): setup() fixes shapes once and declares parameters;
+// bind() receives spans into the model's flat parameter and gradient buffers and builds
+// kernels; forward()/backward() then never allocate. backward() ADDS into the parameter
+// gradients and OVERWRITES the input gradient dx (dx is null for the first layer).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hpdl/core/tensor.hpp"
+#include "hpdl/kernels/kernels.hpp"
+
+namespace hpdl {
+
+enum class Init { kZeros, kGlorotUniform, kHeUniform };
+
+// One parameter tensor a layer needs; the model places it in the flat buffer.
+struct ParamSpec {
+  std::string name;  // "w" or "b"; the model prefixes the layer name
+  int64_t size;
+  bool decay;        // L2 applies (weights yes, biases no)
+  Init init;
+  int64_t fan_in, fan_out;
+};
+
+// What a pass needs to know besides the data: training or inference, the global step and
+// the seed (dropout masks), and the global row index of each sample of the local batch,
+// so random masks are identical whatever the number of ranks.
+struct Pass {
+  bool training = false;
+  uint64_t seed = 0;
+  int64_t step = 0;
+  const int64_t* sample_ids = nullptr;
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  virtual std::string kind() const = 0;
+
+  // Fixes shapes from the input [N, ...]; returns the output shape. Called once.
+  virtual Shape setup(const Shape& in) = 0;
+  virtual std::vector<ParamSpec> param_specs() const { return {}; }
+  // params/grads: one span per param_specs() entry, in order. Builds kernels.
+  virtual void bind(std::vector<std::span<float>> params, std::vector<std::span<float>> grads,
+                    KernelFactory& kernels) = 0;
+  // True when the output is the input viewed with another shape (no copy, no work).
+  virtual bool is_view() const { return false; }
+
+  virtual void forward(const float* x, float* y, const Pass& pass) = 0;
+  virtual void backward(const float* x, const float* y, const float* dy, float* dx,
+                        const Pass& pass) = 0;
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace hpdl

@@ -1,0 +1,108 @@
+// The layers of the feed-forward models (MLP, LeNet, AlexNet, VGG): shapes and parameter
+// bookkeeping here; the math is in the backend kernels. Shape comments: N batch.
+#pragma once
+#include "hpdl/nn/layer.hpp"
+
+namespace hpdl {
+
+// [N, I] -> [N, O]; inputs of higher rank are read as [N, prod(rest)].
+class Dense final : public Layer {
+ public:
+  Dense(int64_t units, Init init) : units_(units), init_(init) {}
+  std::string kind() const override { return "dense"; }
+  Shape setup(const Shape& in) override;
+  std::vector<ParamSpec> param_specs() const override;
+  void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
+            KernelFactory& k) override;
+  void forward(const float* x, float* y, const Pass&) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
+
+ private:
+  int64_t units_, in_ = 0, batch_ = 0;
+  Init init_;
+  std::span<float> w_, b_, dw_, db_;
+  std::unique_ptr<DenseKernel> kernel_;
+};
+
+// Element-wise ReLU / tanh / sigmoid, any shape.
+class ActivationLayer final : public Layer {
+ public:
+  explicit ActivationLayer(Activation a) : act_(a) {}
+  std::string kind() const override;
+  Shape setup(const Shape& in) override;
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory& k) override;
+  void forward(const float* x, float* y, const Pass&) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
+
+ private:
+  Activation act_;
+  int64_t n_ = 0;
+  std::unique_ptr<ActivationKernel> kernel_;
+};
+
+// [N, ...] -> [N, prod(...)]: a view, no data moves.
+class Flatten final : public Layer {
+ public:
+  std::string kind() const override { return "flatten"; }
+  Shape setup(const Shape& in) override { return Shape{{in[0], in.per_sample()}}; }
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {}
+  bool is_view() const override { return true; }
+  void forward(const float*, float*, const Pass&) override {}
+  void backward(const float*, const float*, const float*, float*, const Pass&) override {}
+};
+
+// [N, C, H, W] -> [N, O, OH, OW]
+class Conv2d final : public Layer {
+ public:
+  Conv2d(int64_t filters, int64_t kernel, int64_t stride, int64_t pad)
+      : filters_(filters), kernel_size_(kernel), stride_(stride), pad_(pad) {}
+  std::string kind() const override { return "conv2d"; }
+  Shape setup(const Shape& in) override;
+  std::vector<ParamSpec> param_specs() const override;
+  void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
+            KernelFactory& k) override;
+  void forward(const float* x, float* y, const Pass&) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
+
+ private:
+  int64_t filters_, kernel_size_, stride_, pad_;
+  ConvDims dims_{};
+  std::span<float> w_, b_, dw_, db_;
+  std::unique_ptr<ConvKernel> kernel_;
+};
+
+// [N, C, H, W] -> [N, C, OH, OW], max over K x K windows.
+class MaxPool2d final : public Layer {
+ public:
+  MaxPool2d(int64_t kernel, int64_t stride) : kernel_size_(kernel), stride_(stride) {}
+  std::string kind() const override { return "maxpool"; }
+  Shape setup(const Shape& in) override;
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory& k) override;
+  void forward(const float* x, float* y, const Pass&) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
+
+ private:
+  int64_t kernel_size_, stride_;
+  PoolDims dims_{};
+  std::unique_ptr<MaxPoolKernel> kernel_;
+};
+
+// Inverted dropout: in training keeps each element with probability `keep` and scales it
+// by 1/keep; identity in inference. The mask is a pure function of (seed, step, sample id,
+// element), so N ranks on B/N samples drop exactly what 1 rank on B samples drops.
+class Dropout final : public Layer {
+ public:
+  explicit Dropout(float keep) : keep_(keep) {}
+  std::string kind() const override { return "dropout"; }
+  Shape setup(const Shape& in) override;
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {}
+  void forward(const float* x, float* y, const Pass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
+
+ private:
+  float keep_;
+  int64_t batch_ = 0, per_sample_ = 0;
+  std::vector<float> mask_;  // scale per element of the last training forward (0 or 1/keep)
+};
+
+}  // namespace hpdl

@@ -1,0 +1,57 @@
+// Optimizers over the flat parameter/gradient buffers: each update is one OpenMP loop over
+// the whole vector, with its state in flat buffers of the same length. The gradient
+// transforms that precede an update (L2 on weights, clipping by global norm) are free
+// functions so the trainer's step reads in order.
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/core/buffer.hpp"
+#include "hpdl/nn/model.hpp"
+
+namespace hpdl {
+
+// grads += l2 * params on every segment with decay (weights; not biases).
+void add_l2(const std::vector<ParamSegment>& segments, std::span<const float> params,
+            std::span<float> grads, float l2);
+
+// If the L2 norm of grads exceeds max_norm, scales grads down to it. Returns the norm
+// before clipping. All ranks hold the same reduced grads, so all scale alike.
+double clip_by_global_norm(std::span<float> grads, double max_norm);
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // params -= step(grads); state advances by one step.
+  virtual void update(std::span<float> params, std::span<const float> grads) = 0;
+};
+
+// SGD with (optional) heavy-ball momentum: v = mu*v + g; w -= lr*v.
+class Sgd final : public Optimizer {
+ public:
+  Sgd(int64_t n, float lr, float momentum);
+  void update(std::span<float> params, std::span<const float> grads) override;
+
+ private:
+  float lr_, momentum_;
+  Buffer velocity_;
+};
+
+// Adam (Kingma & Ba) with bias correction.
+class Adam final : public Optimizer {
+ public:
+  Adam(int64_t n, float lr, float beta1, float beta2, float eps);
+  void update(std::span<float> params, std::span<const float> grads) override;
+
+ private:
+  float lr_, beta1_, beta2_, eps_;
+  int64_t t_ = 0;
+  Buffer m_, v_;
+};
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg, int64_t num_params);
+
+}  // namespace hpdl

@@ -1,0 +1,21 @@
+// The hpdl subcommands behind main()'s argument parsing. Each returns the process exit code.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace hpdl {
+
+struct TrainArgs {
+  std::string config;
+  std::vector<std::string> sets;  // --set key=value
+  bool overwrite = false;
+  std::string command_line;
+};
+
+// Runs under MPI (mpirun/srun or a singleton); initialises and finalises MPI itself.
+int cmd_train(const TrainArgs& args, int* argc, char*** argv);
+int cmd_convert_mnist(const std::string& images, const std::string& labels, const std::string& out,
+                      const std::string& class_names);
+int cmd_convert_uci_har(const std::string& dir, const std::string& out);
+
+}  // namespace hpdl

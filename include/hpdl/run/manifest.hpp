@@ -1,0 +1,18 @@
+// The run manifest: what ran, where and with what (hpdl version and git hash, MPI library,
+// oneDNN and HDF5 versions, ranks x threads, binding, hosts, Slurm variables, command).
+// Collective: every rank contributes its host name.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/dist/comm.hpp"
+
+namespace hpdl {
+
+nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::string& command_line);
+
+// "2026-11-21T21:30:00Z"
+std::string utc_now();
+
+}  // namespace hpdl

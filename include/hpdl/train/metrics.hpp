@@ -1,0 +1,31 @@
+// Classification metrics from a confusion matrix: accuracy, weighted F1 (per-class F1
+// weighted by the class's support, as scikit-learn's "weighted"), and a printable table.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hpdl {
+
+class ConfusionMatrix {
+ public:
+  explicit ConfusionMatrix(int64_t classes) : k_(classes), counts_(classes * classes, 0) {}
+  void add(int32_t truth, int32_t predicted) { ++counts_[truth * k_ + predicted]; }
+  void clear() { std::fill(counts_.begin(), counts_.end(), 0); }
+  int64_t classes() const { return k_; }
+  int64_t total() const;
+  int64_t* data() { return counts_.data(); }  // [truth, predicted], for allreduce
+  int64_t at(int64_t truth, int64_t predicted) const { return counts_[truth * k_ + predicted]; }
+
+  double accuracy() const;
+  double weighted_f1() const;
+  // Rows = true class, columns = predicted; names may be empty (indices are used).
+  std::string table(const std::vector<std::string>& names) const;
+  std::string csv(const std::vector<std::string>& names) const;
+
+ private:
+  int64_t k_;
+  std::vector<int64_t> counts_;
+};
+
+}  // namespace hpdl

@@ -1,0 +1,67 @@
+// Synchronous data-parallel training: every rank computes gradients on its slice of the
+// global batch, MPI_Allreduce sums them in place on the flat gradient buffer (the loss is
+// already scaled by 1/global batch, so the sum is the mean), then every rank applies the
+// same update. N ranks on B/N samples each therefore follow 1 rank on B samples.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/data/dataset.hpp"
+#include "hpdl/data/sampler.hpp"
+#include "hpdl/dist/comm.hpp"
+#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/nn/loss.hpp"
+#include "hpdl/nn/model.hpp"
+#include "hpdl/optim/optimizer.hpp"
+#include "hpdl/train/metrics.hpp"
+
+namespace hpdl {
+
+struct EpochStats {
+  int64_t epoch = 0, steps = 0;
+  double train_loss = 0;  // mean over the epoch's training samples (all ranks)
+  double test_loss = 0, test_accuracy = 0, test_f1 = 0;
+  double epoch_s = 0, elapsed_s = 0, samples_per_s = 0;
+};
+
+// Rank-0 hooks for progress output; called on every rank, cheap when empty.
+struct TrainHooks {
+  std::function<void(int64_t epoch, int64_t step, int64_t steps, double mean_loss, double samples_per_s)> on_step;
+  std::function<void(const EpochStats&)> on_epoch;
+};
+
+class SyncTrainer {
+ public:
+  // test may be null (no evaluation). The model's batch must equal plan's local batch.
+  SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train, H5Split* test,
+              Watchdog& watchdog);
+
+  // Trains cfg.train.epochs epochs (or until cfg.train.max_steps), evaluating after each.
+  std::vector<EpochStats> run(const TrainHooks& hooks);
+  // One training step on global step `step` with this rank's rows; returns the local loss sum.
+  double step(std::span<const int64_t> rows, int64_t global_step);
+  // Evaluates on `split` (each rank its block of rows); fills confusion (all ranks agree).
+  double evaluate(H5Split& split, ConfusionMatrix& confusion);
+
+  const ConfusionMatrix& last_confusion() const { return confusion_; }
+  int64_t global_step() const { return global_step_; }
+
+ private:
+  const Config& cfg_;
+  const Comm& comm_;
+  Model& model_;
+  H5Split& train_;
+  H5Split* test_;
+  Watchdog& watchdog_;
+  BatchPlan plan_;
+  SoftmaxCrossEntropy loss_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<int32_t> labels_;
+  ConfusionMatrix confusion_;
+  int64_t global_step_ = 0;
+};
+
+}  // namespace hpdl

@@ -1,0 +1,140 @@
+// Loading and validating configs. The TOML tree is parsed once, overrides are applied to
+// the tree (so the resolved copy in the run directory shows them), then each section is
+// read through a strict TableReader into the typed structs.
+#include "hpdl/config/config.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "hpdl/config/table_reader.hpp"
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kMaxInt = std::numeric_limits<int64_t>::max();
+
+// "a.b.c=value": sets t[a][b][c], creating tables as needed.
+void apply_override(toml::table& root, const std::string& item, const std::string& where) {
+  const auto eq = item.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw Error(where + ": --set '" + item + "' must look like key=value");
+  }
+  const std::string key = item.substr(0, eq), text = item.substr(eq + 1);
+  toml::table* table = &root;
+  std::string part;
+  std::istringstream parts(key);
+  std::vector<std::string> path;
+  while (std::getline(parts, part, '.')) path.push_back(part);
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    toml::node* n = table->get(path[i]);
+    if (!n) {
+      table->insert(path[i], toml::table{});
+      n = table->get(path[i]);
+    }
+    if (!n->is_table()) throw Error(where + ": --set " + key + ": '" + path[i] + "' is not a table");
+    table = n->as_table();
+  }
+  // The value is parsed as TOML ("0.1", "true", "[1, 28, 28]", "\"adam\""); a bare word
+  // that is not valid TOML (adam) is taken as a string.
+  try {
+    toml::table parsed = toml::parse("v = " + text);
+    table->insert_or_assign(path.back(), std::move(*parsed.get("v")));
+  } catch (const toml::parse_error&) {
+    table->insert_or_assign(path.back(), text);
+  }
+}
+
+}  // namespace
+
+std::string to_toml(const toml::table& t) {
+  std::ostringstream os;
+  os << t << "\n";
+  return os.str();
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  Config c;
+  c.source = path;
+  const std::string where = "config " + path;
+  if (!std::filesystem::is_regular_file(path)) throw Error(where + ": file not found");
+  try {
+    c.resolved = toml::parse_file(path);
+  } catch (const toml::parse_error& err) {
+    throw Error(where + ":" + std::to_string(err.source().begin.line) + ": malformed TOML: " +
+                std::string(err.description()));
+  }
+  for (const auto& o : overrides) apply_override(c.resolved, o, where);
+
+  TableReader root(&c.resolved, where);
+  {
+    TableReader r(root.get_table("run"), where + ": run");
+    c.run.name = r.get_string("name", "");
+    c.run.output_dir = r.get_string("output_dir", "outputs");
+    c.run.overwrite = r.get_bool("overwrite", false);
+    c.run.backend = r.get_string("backend", "onednn", {"onednn", "reference"});
+    c.run.watchdog_s = r.get_double("watchdog_s", 600.0, 0.0, kInf);
+    r.finish();
+  }
+  {
+    TableReader r(root.get_table("data"), where + ": data");
+    c.data.train_file = r.get_string("train_file", std::nullopt);
+    c.data.train_group = r.get_string("train_group", "/");
+    c.data.test_file = r.get_string("test_file", "");
+    c.data.test_group = r.get_string("test_group", "/");
+    r.finish();
+  }
+  {
+    const toml::table* m = root.get_table("model");
+    if (!m) throw Error(where + ": missing [model] table");
+    TableReader r(m, where + ": model");
+    c.model.input = r.get_int_list("input", std::nullopt, 1);
+    if (c.model.input.empty()) throw Error(where + ": model.input must not be empty");
+    c.model.classes = r.get_int("classes", std::nullopt, 2, 1 << 20);
+    const auto layers = r.get_table_array("layers");
+    if (layers.empty()) throw Error(where + ": model.layers is empty (add [[model.layers]])");
+    for (size_t i = 0; i < layers.size(); ++i) {
+      const std::string lw = where + ": model.layers[" + std::to_string(i) + "]";
+      const toml::node* type = layers[i]->get("type");
+      if (!type || !type->is_string()) throw Error(lw + ".type is missing or not a string");
+      c.model.layers.push_back({type->as_string()->get(), layers[i], lw});
+    }
+    r.finish();
+  }
+  {
+    TableReader r(root.get_table("optimizer"), where + ": optimizer");
+    auto& o = c.optimizer;
+    o.name = r.get_string("name", "sgd", {"sgd", "adam"});
+    o.lr = r.get_double("lr", 0.01, 0.0, kInf);
+    if (o.lr <= 0) throw Error(where + ": optimizer.lr = " + std::to_string(o.lr) + " must be > 0");
+    o.momentum = r.get_double("momentum", 0.0, 0.0, 0.999999);
+    o.beta1 = r.get_double("beta1", 0.9, 0.0, 0.999999);
+    o.beta2 = r.get_double("beta2", 0.999, 0.0, 0.999999999);
+    o.eps = r.get_double("eps", 1e-8, 0.0, 1.0);
+    o.l2 = r.get_double("l2", 0.0, 0.0, kInf);
+    o.clip_norm = r.get_double("clip_norm", 0.0, 0.0, kInf);
+    r.finish();
+  }
+  {
+    TableReader r(root.get_table("train"), where + ": train");
+    c.train.batch = r.get_int("batch", 64, 1, 1 << 24);
+    c.train.epochs = r.get_int("epochs", 1, 1, 1 << 20);
+    c.train.max_steps = r.get_int("max_steps", 0, 0, kMaxInt);
+    c.train.seed = static_cast<uint64_t>(r.get_int("seed", 1, 0, kMaxInt));
+    c.train.progress = r.get_bool("progress", true);
+    r.finish();
+  }
+  {
+    TableReader r(root.get_table("distributed"), where + ": distributed");
+    c.distributed.mode = r.get_string("mode", "sync", {"sync"});
+    r.finish();
+  }
+  root.finish();
+  if (c.run.name.empty()) c.run.name = std::filesystem::path(path).stem().string();
+  return c;
+}
+
+}  // namespace hpdl

@@ -1,0 +1,115 @@
+// HDF5 split reader. Row selections are built as unions of contiguous runs of rows, so a
+// sorted batch costs one H5Dread for x and one for y.
+#include "hpdl/data/dataset.hpp"
+
+#include <cmath>
+
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+
+H5Split::H5Split(const std::string& file, const std::string& group) {
+  std::string g = group;
+  if (g.empty() || g.back() != '/') g += "/";
+  where_ = file + ":" + g;
+  file_ = h5_open_file(file);
+  for (const char* name : {"x", "y"}) {
+    const std::string path = g + name;
+    if (H5Lexists(file_.get(), g.c_str(), H5P_DEFAULT) <= 0 ||
+        H5Lexists(file_.get(), path.c_str(), H5P_DEFAULT) <= 0) {
+      throw Error("HDF5 file " + file + " has no dataset " + path);
+    }
+  }
+  x_ = H5Id(H5Dopen2(file_.get(), (g + "x").c_str(), H5P_DEFAULT), H5Dclose);
+  y_ = H5Id(H5Dopen2(file_.get(), (g + "y").c_str(), H5P_DEFAULT), H5Dclose);
+  if (!x_.valid() || !y_.valid()) throw Error("HDF5 file " + file + ": cannot open " + g + "x/y");
+  x_space_ = H5Id(H5Dget_space(x_.get()), H5Sclose);
+  y_space_ = H5Id(H5Dget_space(y_.get()), H5Sclose);
+
+  const int xr = H5Sget_simple_extent_ndims(x_space_.get());
+  const int yr = H5Sget_simple_extent_ndims(y_space_.get());
+  if (xr < 2) throw Error(where_ + "x must have rank >= 2 ([N, ...]), has rank " + std::to_string(xr));
+  if (yr != 1) throw Error(where_ + "y must have rank 1 ([N]), has rank " + std::to_string(yr));
+  std::vector<hsize_t> xd(xr);
+  hsize_t yd = 0;
+  H5Sget_simple_extent_dims(x_space_.get(), xd.data(), nullptr);
+  H5Sget_simple_extent_dims(y_space_.get(), &yd, nullptr);
+  if (xd[0] != yd) {
+    throw Error(where_ + "x has " + std::to_string(xd[0]) + " rows but y has " + std::to_string(yd));
+  }
+  {
+    H5Id tx(H5Dget_type(x_.get()), H5Tclose), ty(H5Dget_type(y_.get()), H5Tclose);
+    const H5T_class_t cx = H5Tget_class(tx.get()), cy = H5Tget_class(ty.get());
+    if (cx != H5T_FLOAT && cx != H5T_INTEGER) throw Error(where_ + "x must be numeric");
+    if (cy != H5T_INTEGER) throw Error(where_ + "y must hold integer labels");
+  }
+  rows_ = static_cast<int64_t>(xd[0]);
+  per_sample_ = 1;
+  for (int i = 1; i < xr; ++i) sample_shape_.push_back(xd[i]), per_sample_ *= xd[i];
+}
+
+std::vector<std::string> H5Split::class_names() const {
+  return h5_read_string_list_attr(y_.get(), "classes");
+}
+
+void H5Split::read(hid_t fsx, hid_t fsy, int64_t n, float* x, int32_t* y) {
+  const hsize_t mx[2] = {static_cast<hsize_t>(n), static_cast<hsize_t>(per_sample_)};
+  const hsize_t my = static_cast<hsize_t>(n);
+  H5Id memx(H5Screate_simple(2, mx, nullptr), H5Sclose), memy(H5Screate_simple(1, &my, nullptr), H5Sclose);
+  if (H5Dread(x_.get(), H5T_NATIVE_FLOAT, memx.get(), fsx, H5P_DEFAULT, x) < 0 ||
+      H5Dread(y_.get(), H5T_NATIVE_INT32, memy.get(), fsy, H5P_DEFAULT, y) < 0) {
+    fail_call(__FILE__, __LINE__, "H5Dread(" + where_ + ")", h5_error_text());
+  }
+}
+
+void H5Split::read_rows(std::span<const int64_t> rows, float* x, int32_t* y) {
+  H5Id fsx(H5Scopy(x_space_.get()), H5Sclose), fsy(H5Scopy(y_space_.get()), H5Sclose);
+  const int xr = static_cast<int>(sample_shape_.size()) + 1;
+  std::vector<hsize_t> start(xr, 0), count(xr);
+  count[0] = 0;
+  for (int i = 1; i < xr; ++i) count[i] = sample_shape_[i - 1];
+  bool first = true;
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i + 1;
+    while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;  // one contiguous run
+    start[0] = rows[i];
+    count[0] = j - i;
+    const H5S_seloper_t op = first ? H5S_SELECT_SET : H5S_SELECT_OR;
+    HPDL_CHECK_H5(H5Sselect_hyperslab(fsx.get(), op, start.data(), nullptr, count.data(), nullptr));
+    HPDL_CHECK_H5(H5Sselect_hyperslab(fsy.get(), op, start.data(), nullptr, count.data(), nullptr));
+    first = false;
+    i = j;
+  }
+  read(fsx.get(), fsy.get(), static_cast<int64_t>(rows.size()), x, y);
+}
+
+void H5Split::read_range(int64_t begin, int64_t end, float* x, int32_t* y) {
+  std::vector<int64_t> rows;
+  rows.reserve(end - begin);
+  for (int64_t r = begin; r < end; ++r) rows.push_back(r);
+  read_rows(rows, x, y);
+}
+
+std::string H5Split::validate(int64_t begin, int64_t end, int64_t classes) {
+  constexpr int64_t kChunk = 1024;
+  std::vector<float> x(kChunk * per_sample_);
+  std::vector<int32_t> y(kChunk);
+  for (int64_t b = begin; b < end; b += kChunk) {
+    const int64_t e = std::min(end, b + kChunk);
+    read_range(b, e, x.data(), y.data());
+    for (int64_t r = 0; r < e - b; ++r) {
+      if (y[r] < 0 || y[r] >= classes) {
+        return where_ + "y[" + std::to_string(b + r) + "] = " + std::to_string(y[r]) +
+               " is outside the class range 0.." + std::to_string(classes - 1);
+      }
+      const float* xr = x.data() + r * per_sample_;
+      for (int64_t i = 0; i < per_sample_; ++i)
+        if (!std::isfinite(xr[i]))
+          return where_ + "x[" + std::to_string(b + r) + "] holds NaN or Inf (element " +
+                 std::to_string(i) + ")";
+    }
+  }
+  return "";
+}
+
+}  // namespace hpdl

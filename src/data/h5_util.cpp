@@ -1,0 +1,142 @@
+// Checked HDF5 helpers. Every call that can fail goes through HPDL_CHECK_H5 or an explicit
+// test with an error that names the file or object.
+#include "hpdl/data/h5_util.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+
+H5Id& H5Id::operator=(H5Id&& o) noexcept {
+  if (this != &o) {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = o.id_, close_ = o.close_, o.id_ = -1;
+  }
+  return *this;
+}
+
+H5Id::~H5Id() {
+  if (id_ >= 0 && close_) close_(id_);
+}
+
+void h5_quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+std::string h5_error_text() {
+  std::string text;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
+        if (n == 0 && e->desc) *static_cast<std::string*>(out) = e->desc;
+        return 0;
+      },
+      &text);
+  return text;
+}
+
+H5Id h5_open_file(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw Error("HDF5 file " + path + " not found");
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) throw Error("HDF5 file " + path + " cannot be opened: " + h5_error_text());
+  return H5Id(f, H5Fclose);
+}
+
+H5Id h5_create_file(const std::string& path) {
+  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (f < 0) throw Error("cannot create HDF5 file " + path + ": " + h5_error_text());
+  return H5Id(f, H5Fclose);
+}
+
+H5Id h5_create_group(hid_t loc, const std::string& name) {
+  const hid_t g = H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) fail_call(__FILE__, __LINE__, "H5Gcreate2(" + name + ")", h5_error_text());
+  return H5Id(g, H5Gclose);
+}
+
+namespace {
+void write_dataset(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_type,
+                   const void* data, const std::vector<hsize_t>& dims) {
+  H5Id space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  if (!space.valid()) fail_call(__FILE__, __LINE__, "H5Screate_simple", h5_error_text());
+  H5Id ds(H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+          H5Dclose);
+  if (!ds.valid()) fail_call(__FILE__, __LINE__, "H5Dcreate2(" + name + ")", h5_error_text());
+  HPDL_CHECK_H5(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+}
+
+H5Id make_attr(hid_t obj, const std::string& name, hid_t type, hid_t space) {
+  if (H5Aexists(obj, name.c_str()) > 0) HPDL_CHECK_H5(H5Adelete(obj, name.c_str()));
+  H5Id a(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!a.valid()) fail_call(__FILE__, __LINE__, "H5Acreate2(" + name + ")", h5_error_text());
+  return a;
+}
+}  // namespace
+
+void h5_write(hid_t loc, const std::string& name, const float* data, const std::vector<hsize_t>& dims) {
+  write_dataset(loc, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data, dims);
+}
+
+void h5_write(hid_t loc, const std::string& name, const int32_t* data, const std::vector<hsize_t>& dims) {
+  write_dataset(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, data, dims);
+}
+
+void h5_write_attr(hid_t obj, const std::string& name, const std::vector<float>& values) {
+  const hsize_t n = values.size();
+  H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  H5Id a = make_attr(obj, name, H5T_IEEE_F32LE, space.get());
+  HPDL_CHECK_H5(H5Awrite(a.get(), H5T_NATIVE_FLOAT, values.data()));
+}
+
+void h5_write_attr(hid_t obj, const std::string& name, const std::string& value) {
+  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  HPDL_CHECK_H5(H5Tset_size(type.get(), value.empty() ? 1 : value.size()));
+  H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
+  H5Id a = make_attr(obj, name, type.get(), space.get());
+  HPDL_CHECK_H5(H5Awrite(a.get(), type.get(), value.empty() ? "" : value.data()));
+}
+
+void h5_write_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values) {
+  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  HPDL_CHECK_H5(H5Tset_size(type.get(), H5T_VARIABLE));
+  const hsize_t n = values.size();
+  H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  H5Id a = make_attr(obj, name, type.get(), space.get());
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  HPDL_CHECK_H5(H5Awrite(a.get(), type.get(), ptrs.data()));
+}
+
+std::vector<std::string> h5_read_string_list_attr(hid_t obj, const std::string& name) {
+  std::vector<std::string> out;
+  if (H5Aexists(obj, name.c_str()) <= 0) return out;
+  H5Id a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  H5Id space(H5Aget_space(a.get()), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  HPDL_CHECK_H5(H5Tset_size(type.get(), H5T_VARIABLE));
+  std::vector<char*> ptrs(n > 0 ? n : 0);
+  if (n <= 0 || H5Aread(a.get(), type.get(), ptrs.data()) < 0) return out;
+  for (char* p : ptrs) out.emplace_back(p ? p : "");
+  H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, ptrs.data());
+  return out;
+}
+
+void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& path) {
+  HPDL_CHECK_H5(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
+  file = H5Id();  // close before fsync and rename
+  const int fd = ::open(tmp_path.c_str(), O_RDONLY);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw Error("cannot sync " + tmp_path);
+  }
+  ::close(fd);
+  if (std::rename(tmp_path.c_str(), path.c_str()) != 0) {
+    throw Error("cannot rename " + tmp_path + " to " + path);
+  }
+}
+
+}  // namespace hpdl

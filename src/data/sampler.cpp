@@ -1,0 +1,47 @@
+// Deterministic epoch permutations (Fisher-Yates on a counter-based generator).
+#include "hpdl/data/sampler.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/core/rng.hpp"
+
+namespace hpdl {
+
+BatchPlan::BatchPlan(int64_t rows, int64_t global_batch, int rank, int ranks)
+    : rows_(rows), global_batch_(global_batch) {
+  HPDL_REQUIRE(global_batch >= ranks, "train.batch = " + std::to_string(global_batch) +
+                                          " is smaller than the number of ranks (" +
+                                          std::to_string(ranks) + "): a rank would get no sample");
+  HPDL_REQUIRE(rows >= global_batch, "the training data holds " + std::to_string(rows) +
+                                         " samples, fewer than one batch (train.batch = " +
+                                         std::to_string(global_batch) + ")");
+  const int64_t base = global_batch / ranks, extra = global_batch % ranks;
+  local_batch_ = base + (rank < extra ? 1 : 0);
+  local_offset_ = rank * base + std::min<int64_t>(rank, extra);
+  perm_.resize(rows);
+  local_.resize(local_batch_);
+}
+
+void BatchPlan::begin_epoch(uint64_t seed, int64_t epoch) {
+  std::iota(perm_.begin(), perm_.end(), 0);
+  Rng rng(seed, 0x5a5a0000ULL + static_cast<uint64_t>(epoch));
+  for (int64_t i = rows_ - 1; i > 0; --i) std::swap(perm_[i], perm_[rng.below(i + 1)]);
+}
+
+std::span<const int64_t> BatchPlan::local_rows(int64_t step) {
+  const int64_t* first = perm_.data() + step * global_batch_ + local_offset_;
+  std::copy(first, first + local_batch_, local_.begin());
+  std::sort(local_.begin(), local_.end());
+  return local_;
+}
+
+void block_range(int64_t rows, int rank, int ranks, int64_t* begin, int64_t* end) {
+  const int64_t base = rows / ranks, extra = rows % ranks;
+  *begin = rank * base + std::min<int64_t>(rank, extra);
+  *end = *begin + base + (rank < extra ? 1 : 0);
+}
+
+}  // namespace hpdl

@@ -1,0 +1,264 @@
+// oneDNN (CPU) kernels. Engine and stream are created once per factory; every primitive
+// descriptor and primitive is built in the kernel's constructor (with a user-owned
+// scratchpad), and forward/backward only point memory objects at the caller's buffers
+// and execute. Dense layers use matmul so the weight gradient can accumulate through a
+// sum post-op; convolution weight gradients go through a small scratch buffer and an add.
+// N batch, I/O dense inputs/outputs, C/O conv in/out channels, H/W height/width, K kernel.
+#include <dnnl.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/kernels/kernels.hpp"
+
+namespace hpdl {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+struct Backend {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+// One primitive with its argument memories (data handles re-pointed on every call) and
+// its own scratchpad, so execution never allocates.
+class Step {
+ public:
+  Step() = default;
+  Step(Backend& be, dnnl::primitive prim, const memory::desc& scratch,
+       std::initializer_list<std::pair<int, memory::desc>> args)
+      : be_(&be), prim_(std::move(prim)) {
+    for (const auto& [arg, md] : args) args_[arg] = memory(md, be.engine, DNNL_MEMORY_NONE);
+    if (scratch.get_size() > 0) {
+      scratch_.resize((scratch.get_size() + sizeof(float) - 1) / sizeof(float));
+      args_[DNNL_ARG_SCRATCHPAD] = memory(scratch, be.engine, scratch_.data());
+    }
+  }
+
+  void run(std::initializer_list<std::pair<int, const void*>> ptrs) {
+    for (const auto& [arg, ptr] : ptrs) args_.at(arg).set_data_handle(const_cast<void*>(ptr));
+    prim_.execute(be_->stream, args_);
+    be_->stream.wait();
+  }
+
+ private:
+  Backend* be_ = nullptr;
+  dnnl::primitive prim_;
+  std::unordered_map<int, memory> args_;
+  std::vector<float> scratch_;
+};
+
+template <typename P>
+Step make_step(Backend& be, const typename P::primitive_desc& pd,
+               std::initializer_list<std::pair<int, memory::desc>> args) {
+  return Step(be, P(pd), pd.scratchpad_desc(), args);
+}
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+memory::desc plain(memory::dims dims, tag t) { return memory::desc(dims, dt::f32, t); }
+
+// Turns a oneDNN failure during kernel construction into an hpdl::Error naming the kernel.
+template <typename F>
+auto build(const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const dnnl::error& e) {
+    fail_call(__FILE__, __LINE__, std::string("oneDNN ") + what,
+              std::string(e.what()) + " (status " + std::to_string(int(e.status)) + ")");
+  }
+}
+
+class DnnlDense final : public DenseKernel {
+ public:
+  DnnlDense(Backend& be, const DenseDims& d) : d_(d) {
+    const memory::dim N = d.batch, I = d.in, O = d.out;
+    build("dense", [&] {
+      const auto x = plain({N, I}, tag::ab), y = plain({N, O}, tag::ab);
+      const auto wt = memory::desc({I, O}, dt::f32, memory::dims{1, I});  // w[O,I] read as w^T
+      const auto bias = plain({1, O}, tag::ab);
+      const auto w = plain({O, I}, tag::ab);
+      const auto dyt = memory::desc({O, N}, dt::f32, memory::dims{1, O});  // dy[N,O] as dy^T
+      auto attr = user_scratchpad();
+      fwd_ = make_step<dnnl::matmul>(be, dnnl::matmul::primitive_desc({x, wt, bias, y}, attr, be.engine),
+                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, y}});
+      bwd_data_ = make_step<dnnl::matmul>(be, dnnl::matmul::primitive_desc({y, w, x}, attr, be.engine),
+                       {{DNNL_ARG_SRC, y}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, x}});
+      dnnl::post_ops accumulate;
+      accumulate.append_sum(1.0f);
+      auto acc_attr = user_scratchpad();
+      acc_attr.set_post_ops(accumulate);
+      bwd_w_ = make_step<dnnl::matmul>(be, dnnl::matmul::primitive_desc({dyt, x, w}, acc_attr, be.engine),
+                    {{DNNL_ARG_SRC, dyt}, {DNNL_ARG_WEIGHTS, x}, {DNNL_ARG_DST, w}});
+      return 0;
+    });
+  }
+
+  void forward(const float* x, const float* w, const float* b, float* y) override {
+    fwd_.run({{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, y}});
+  }
+
+  void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
+                float* db) override {
+    if (dx) bwd_data_.run({{DNNL_ARG_SRC, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dx}});
+    bwd_w_.run({{DNNL_ARG_SRC, dy}, {DNNL_ARG_WEIGHTS, x}, {DNNL_ARG_DST, dw}});
+    const int64_t N = d_.batch, O = d_.out;
+#pragma omp parallel for if (N * O > 16384)
+    for (int64_t o = 0; o < O; ++o) {
+      float s = 0;
+      for (int64_t n = 0; n < N; ++n) s += dy[n * O + o];
+      db[o] += s;
+    }
+  }
+
+ private:
+  DenseDims d_;
+  Step fwd_, bwd_data_, bwd_w_;
+};
+
+class DnnlConv final : public ConvKernel {
+ public:
+  DnnlConv(Backend& be, const ConvDims& d)
+      : d_(d), dw_scratch_(d.out_c * d.in_c * d.kernel * d.kernel), db_scratch_(d.out_c) {
+    const memory::dim N = d.batch, C = d.in_c, H = d.in_h, W = d.in_w, O = d.out_c,
+                      K = d.kernel, OH = d.out_h(), OW = d.out_w();
+    build("conv2d", [&] {
+      const auto x = plain({N, C, H, W}, tag::nchw), y = plain({N, O, OH, OW}, tag::nchw);
+      const auto w = plain({O, C, K, K}, tag::oihw), b = plain({O}, tag::x);
+      const memory::dims stride{d.stride, d.stride}, pad{d.pad, d.pad};
+      const auto attr = user_scratchpad();
+      const auto algo = dnnl::algorithm::convolution_direct;
+      dnnl::convolution_forward::primitive_desc fpd(
+          {dnnl::prop_kind::forward_training, algo, x, w, b, y, stride, pad, pad}, attr,
+          be.engine);
+      fwd_ = make_step<dnnl::convolution_forward>(be, fpd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, y}});
+      dnnl::convolution_backward_data::primitive_desc dpd({algo, x, w, y, stride, pad, pad}, attr,
+                                                          be.engine, fpd);
+      bwd_data_ = make_step<dnnl::convolution_backward_data>(be, dpd, {{DNNL_ARG_DIFF_DST, y}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, x}});
+      dnnl::convolution_backward_weights::primitive_desc wpd({algo, x, w, b, y, stride, pad, pad},
+                                                             attr, be.engine, fpd);
+      bwd_w_ = make_step<dnnl::convolution_backward_weights>(be, wpd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_DST, y}, {DNNL_ARG_DIFF_WEIGHTS, w},
+                              {DNNL_ARG_DIFF_BIAS, b}});
+      return 0;
+    });
+  }
+
+  void forward(const float* x, const float* w, const float* b, float* y) override {
+    fwd_.run({{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, y}});
+  }
+
+  void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
+                float* db) override {
+    if (dx) bwd_data_.run({{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, dx}});
+    // oneDNN overwrites weight gradients; the kernel contract accumulates.
+    bwd_w_.run({{DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_WEIGHTS, dw_scratch_.data()},
+                {DNNL_ARG_DIFF_BIAS, db_scratch_.data()}});
+    const int64_t nw = static_cast<int64_t>(dw_scratch_.size());
+#pragma omp parallel for simd if (nw > 16384)
+    for (int64_t i = 0; i < nw; ++i) dw[i] += dw_scratch_[i];
+    for (size_t o = 0; o < db_scratch_.size(); ++o) db[o] += db_scratch_[o];
+  }
+
+ private:
+  ConvDims d_;
+  Step fwd_, bwd_data_, bwd_w_;
+  std::vector<float> dw_scratch_, db_scratch_;
+};
+
+class DnnlMaxPool final : public MaxPoolKernel {
+ public:
+  DnnlMaxPool(Backend& be, const PoolDims& d) {
+    const memory::dim N = d.batch, C = d.channels;
+    build("max_pool", [&] {
+      const auto x = plain({N, C, d.in_h, d.in_w}, tag::nchw);
+      const auto y = plain({N, C, d.out_h(), d.out_w()}, tag::nchw);
+      const memory::dims stride{d.stride, d.stride}, kernel{d.kernel, d.kernel}, pad{0, 0};
+      const auto attr = user_scratchpad();
+      const auto algo = dnnl::algorithm::pooling_max;
+      dnnl::pooling_forward::primitive_desc fpd(
+          {dnnl::prop_kind::forward_training, algo, x, y, stride, kernel, pad, pad}, attr, be.engine);
+      const memory::desc ws = fpd.workspace_desc();
+      workspace_.resize(ws.get_size() / sizeof(float) + 1);
+      fwd_ = make_step<dnnl::pooling_forward>(be, fpd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}, {DNNL_ARG_WORKSPACE, ws}});
+      dnnl::pooling_backward::primitive_desc bpd({algo, x, y, stride, kernel, pad, pad}, attr,
+                                                 be.engine, fpd);
+      bwd_ = make_step<dnnl::pooling_backward>(be, bpd, {{DNNL_ARG_DIFF_DST, y}, {DNNL_ARG_DIFF_SRC, x}, {DNNL_ARG_WORKSPACE, ws}});
+      return 0;
+    });
+  }
+  void forward(const float* x, float* y) override {
+    fwd_.run({{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}, {DNNL_ARG_WORKSPACE, workspace_.data()}});
+  }
+  void backward(const float* dy, float* dx) override {
+    bwd_.run({{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, dx}, {DNNL_ARG_WORKSPACE, workspace_.data()}});
+  }
+
+ private:
+  Step fwd_, bwd_;
+  std::vector<float> workspace_;  // argmax positions written by forward, read by backward
+};
+
+class DnnlActivation final : public ActivationKernel {
+ public:
+  DnnlActivation(Backend& be, Activation a, int64_t n) {
+    // tanh and sigmoid differentiate from their output; ReLU from its input.
+    const auto algo = a == Activation::kRelu   ? dnnl::algorithm::eltwise_relu
+                      : a == Activation::kTanh ? dnnl::algorithm::eltwise_tanh_use_dst_for_bwd
+                                               : dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
+    uses_dst_ = a != Activation::kRelu;
+    build("activation", [&] {
+      const auto md = plain({n}, tag::x);
+      const auto attr = user_scratchpad();
+      dnnl::eltwise_forward::primitive_desc fpd(
+          {dnnl::prop_kind::forward_training, algo, md, 0.f, 0.f}, attr, be.engine);
+      fwd_ = make_step<dnnl::eltwise_forward>(be, fpd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
+      dnnl::eltwise_backward::primitive_desc bpd({algo, md, md, 0.f, 0.f}, attr, be.engine, fpd);
+      bwd_ = make_step<dnnl::eltwise_backward>(be, bpd, {{uses_dst_ ? DNNL_ARG_DST : DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md},
+                            {DNNL_ARG_DIFF_SRC, md}});
+      return 0;
+    });
+  }
+  void forward(const float* x, float* y) override { fwd_.run({{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}}); }
+  void backward(const float* x, const float* y, const float* dy, float* dx) override {
+    bwd_.run({{uses_dst_ ? DNNL_ARG_DST : DNNL_ARG_SRC, uses_dst_ ? y : x}, {DNNL_ARG_DIFF_DST, dy},
+              {DNNL_ARG_DIFF_SRC, dx}});
+  }
+
+ private:
+  bool uses_dst_ = false;
+  Step fwd_, bwd_;
+};
+
+class OneDnnKernels final : public KernelFactory {
+ public:
+  OneDnnKernels() : be_(build("engine", [] { return std::make_unique<Backend>(); })) {}
+  std::string name() const override { return "onednn"; }
+  std::unique_ptr<DenseKernel> dense(const DenseDims& d) override {
+    return std::make_unique<DnnlDense>(*be_, d);
+  }
+  std::unique_ptr<ConvKernel> conv(const ConvDims& d) override {
+    return std::make_unique<DnnlConv>(*be_, d);
+  }
+  std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
+    return std::make_unique<DnnlMaxPool>(*be_, d);
+  }
+  std::unique_ptr<ActivationKernel> activation(Activation a, int64_t n) override {
+    return std::make_unique<DnnlActivation>(*be_, a, n);
+  }
+
+ private:
+  std::unique_ptr<Backend> be_;  // kernels keep a pointer: its address must not move
+};
+
+}  // namespace
+
+std::unique_ptr<KernelFactory> make_onednn_kernels() { return std::make_unique<OneDnnKernels>(); }
+
+}  // namespace hpdl

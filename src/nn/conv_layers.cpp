@@ -1,0 +1,57 @@
+// Convolution and max-pooling layers (NCHW): shape checks and delegation to kernels.
+#include "hpdl/core/error.hpp"
+#include "hpdl/nn/layers.hpp"
+
+namespace hpdl {
+
+Shape Conv2d::setup(const Shape& in) {
+  HPDL_REQUIRE(in.rank() == 4, "conv2d layer '" + name() + "' needs input [N, C, H, W], got " + in.str());
+  dims_ = {in[0], in[1], in[2], in[3], filters_, kernel_size_, stride_, pad_};
+  HPDL_REQUIRE(dims_.out_h() > 0 && dims_.out_w() > 0,
+               "conv2d layer '" + name() + "': kernel " + std::to_string(kernel_size_) +
+                   " does not fit input " + in.str());
+  return Shape{{in[0], filters_, dims_.out_h(), dims_.out_w()}};
+}
+
+std::vector<ParamSpec> Conv2d::param_specs() const {
+  const int64_t fan_in = dims_.in_c * kernel_size_ * kernel_size_;
+  const int64_t fan_out = filters_ * kernel_size_ * kernel_size_;
+  return {{"w", filters_ * fan_in, true, Init::kHeUniform, fan_in, fan_out},
+          {"b", filters_, false, Init::kZeros, fan_in, fan_out}};
+}
+
+void Conv2d::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
+                  KernelFactory& k) {
+  w_ = p[0], b_ = p[1], dw_ = g[0], db_ = g[1];
+  kernel_ = k.conv(dims_);
+}
+
+void Conv2d::forward(const float* x, float* y, const Pass&) {
+  kernel_->forward(x, w_.data(), b_.data(), y);
+}
+
+void Conv2d::backward(const float* x, const float*, const float* dy, float* dx, const Pass&) {
+  kernel_->backward(x, w_.data(), dy, dx, dw_.data(), db_.data());
+}
+
+Shape MaxPool2d::setup(const Shape& in) {
+  HPDL_REQUIRE(in.rank() == 4, "maxpool layer '" + name() + "' needs input [N, C, H, W], got " + in.str());
+  dims_ = {in[0], in[1], in[2], in[3], kernel_size_, stride_};
+  HPDL_REQUIRE(dims_.out_h() > 0 && dims_.out_w() > 0,
+               "maxpool layer '" + name() + "': window " + std::to_string(kernel_size_) +
+                   " does not fit input " + in.str());
+  return Shape{{in[0], in[1], dims_.out_h(), dims_.out_w()}};
+}
+
+void MaxPool2d::bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
+                     KernelFactory& k) {
+  kernel_ = k.max_pool(dims_);
+}
+
+void MaxPool2d::forward(const float* x, float* y, const Pass&) { kernel_->forward(x, y); }
+
+void MaxPool2d::backward(const float*, const float*, const float* dy, float* dx, const Pass&) {
+  if (dx) kernel_->backward(dy, dx);
+}
+
+}  // namespace hpdl

@@ -1,0 +1,58 @@
+// Dense and activation layers: shape bookkeeping and delegation to backend kernels.
+#include "hpdl/nn/layers.hpp"
+
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+
+Shape Dense::setup(const Shape& in) {
+  batch_ = in[0];
+  in_ = in.per_sample();
+  return Shape{{batch_, units_}};
+}
+
+std::vector<ParamSpec> Dense::param_specs() const {
+  return {{"w", units_ * in_, true, init_, in_, units_}, {"b", units_, false, Init::kZeros, in_, units_}};
+}
+
+void Dense::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
+                 KernelFactory& k) {
+  w_ = p[0], b_ = p[1], dw_ = g[0], db_ = g[1];
+  kernel_ = k.dense({batch_, in_, units_});
+}
+
+void Dense::forward(const float* x, float* y, const Pass&) {
+  kernel_->forward(x, w_.data(), b_.data(), y);
+}
+
+void Dense::backward(const float* x, const float*, const float* dy, float* dx, const Pass&) {
+  kernel_->backward(x, w_.data(), dy, dx, dw_.data(), db_.data());
+}
+
+std::string ActivationLayer::kind() const {
+  switch (act_) {
+    case Activation::kRelu: return "relu";
+    case Activation::kTanh: return "tanh";
+    case Activation::kSigmoid: return "sigmoid";
+  }
+  return "activation";
+}
+
+Shape ActivationLayer::setup(const Shape& in) {
+  n_ = in.numel();
+  return in;
+}
+
+void ActivationLayer::bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
+                           KernelFactory& k) {
+  kernel_ = k.activation(act_, n_);
+}
+
+void ActivationLayer::forward(const float* x, float* y, const Pass&) { kernel_->forward(x, y); }
+
+void ActivationLayer::backward(const float* x, const float* y, const float* dy, float* dx,
+                               const Pass&) {
+  if (dx) kernel_->backward(x, y, dy, dx);
+}
+
+}  // namespace hpdl

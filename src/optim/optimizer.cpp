@@ -1,0 +1,81 @@
+// Optimizer updates and gradient transforms, each a single OpenMP loop over flat buffers.
+#include "hpdl/optim/optimizer.hpp"
+
+#include <cmath>
+
+namespace hpdl {
+
+void add_l2(const std::vector<ParamSegment>& segments, std::span<const float> params,
+            std::span<float> grads, float l2) {
+  if (l2 == 0) return;
+  for (const auto& s : segments) {
+    if (!s.decay) continue;
+    const float* w = params.data() + s.offset;
+    float* g = grads.data() + s.offset;
+#pragma omp parallel for simd if (s.size > 65536)
+    for (int64_t i = 0; i < s.size; ++i) g[i] += l2 * w[i];
+  }
+}
+
+double clip_by_global_norm(std::span<float> grads, double max_norm) {
+  const int64_t n = static_cast<int64_t>(grads.size());
+  float* g = grads.data();
+  double sq = 0;
+#pragma omp parallel for simd reduction(+ : sq) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) sq += double(g[i]) * g[i];
+  const double norm = std::sqrt(sq);
+  if (max_norm > 0 && norm > max_norm) {
+    const float scale = static_cast<float>(max_norm / norm);
+#pragma omp parallel for simd if (n > 65536)
+    for (int64_t i = 0; i < n; ++i) g[i] *= scale;
+  }
+  return norm;
+}
+
+Sgd::Sgd(int64_t n, float lr, float momentum) : lr_(lr), momentum_(momentum), velocity_(momentum > 0 ? n : 0) {}
+
+void Sgd::update(std::span<float> params, std::span<const float> grads) {
+  const int64_t n = static_cast<int64_t>(params.size());
+  float* w = params.data();
+  const float* g = grads.data();
+  if (momentum_ == 0) {
+#pragma omp parallel for simd if (n > 65536)
+    for (int64_t i = 0; i < n; ++i) w[i] -= lr_ * g[i];
+    return;
+  }
+  float* v = velocity_.data();
+#pragma omp parallel for simd if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    v[i] = momentum_ * v[i] + g[i];
+    w[i] -= lr_ * v[i];
+  }
+}
+
+Adam::Adam(int64_t n, float lr, float beta1, float beta2, float eps)
+    : lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps), m_(n), v_(n) {}
+
+void Adam::update(std::span<float> params, std::span<const float> grads) {
+  ++t_;
+  const float c1 = 1.0f - static_cast<float>(std::pow(beta1_, t_));
+  const float c2 = 1.0f - static_cast<float>(std::pow(beta2_, t_));
+  const float step = lr_ / c1, inv_sqrt_c2 = 1.0f / std::sqrt(c2);
+  const int64_t n = static_cast<int64_t>(params.size());
+  float *w = params.data(), *m = m_.data(), *v = v_.data();
+  const float* g = grads.data();
+#pragma omp parallel for simd if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    m[i] = beta1_ * m[i] + (1 - beta1_) * g[i];
+    v[i] = beta2_ * v[i] + (1 - beta2_) * g[i] * g[i];
+    w[i] -= step * m[i] / (std::sqrt(v[i]) * inv_sqrt_c2 + eps_);
+  }
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg, int64_t num_params) {
+  if (cfg.name == "adam") {
+    return std::make_unique<Adam>(num_params, float(cfg.lr), float(cfg.beta1), float(cfg.beta2),
+                                  float(cfg.eps));
+  }
+  return std::make_unique<Sgd>(num_params, float(cfg.lr), float(cfg.momentum));
+}
+
+}  // namespace hpdl

@@ -1,0 +1,73 @@
+// Manifest collection. Host names are gathered from all ranks; everything else is local.
+#include "hpdl/run/manifest.hpp"
+
+#include <hdf5.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <dnnl.hpp>
+#include <map>
+
+#include "hpdl/version.hpp"
+
+extern char** environ;
+
+namespace hpdl {
+
+std::string utc_now() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::string& command_line) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  const auto hosts = comm.allgather(host);
+  std::map<std::string, int> per_host;
+  for (const auto& h : hosts) ++per_host[h];
+
+  char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(mpi_version, &len);
+  std::string mpi(mpi_version, len);
+  if (const auto nl = mpi.find('\n'); nl != std::string::npos) mpi.resize(nl);
+  while (!mpi.empty() && (mpi.back() == ',' || mpi.back() == ' ')) mpi.pop_back();
+
+  unsigned h5maj = 0, h5min = 0, h5rel = 0;
+  H5get_libversion(&h5maj, &h5min, &h5rel);
+  const dnnl_version_t* dv = dnnl_version();
+
+  nlohmann::json env = nlohmann::json::object(), slurm = nlohmann::json::object();
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    if (k.rfind("SLURM_", 0) == 0) slurm[k] = v;
+    if (k.rfind("OMP_", 0) == 0 || k.rfind("DNNL_", 0) == 0 || k.rfind("ONEDNN_", 0) == 0) env[k] = v;
+  }
+
+  return {
+      {"hpdl_version", kVersion},
+      {"git_hash", kGitHash},
+      {"mpi_library", mpi},
+      {"onednn_version", std::to_string(dv->major) + "." + std::to_string(dv->minor) + "." +
+                             std::to_string(dv->patch) + " (" + dv->hash + ")"},
+      {"hdf5_version", std::to_string(h5maj) + "." + std::to_string(h5min) + "." + std::to_string(h5rel)},
+      {"ranks", comm.size()},
+      {"threads_per_rank", omp_get_max_threads()},
+      {"hosts", per_host},
+      {"thread_env", env},
+      {"slurm", slurm},
+      {"command", command_line},
+      {"config", cfg.source},
+      {"backend", cfg.run.backend},
+      {"mode", cfg.distributed.mode},
+      {"started", utc_now()},
+      {"status", "running"},
+  };
+}
+
+}  // namespace hpdl
