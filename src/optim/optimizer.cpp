@@ -18,6 +18,7 @@ void add_l2(const std::vector<ParamSegment>& segments, std::span<const float> pa
 }
 
 double clip_by_global_norm(std::span<float> grads, double max_norm) {
+  if (max_norm <= 0) return 0;
   const int64_t n = static_cast<int64_t>(grads.size());
   float* g = grads.data();
   double sq = 0;
