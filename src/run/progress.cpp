@@ -4,10 +4,27 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
 
 namespace hpdl {
+namespace {
 
-Progress::Progress(bool enabled) : enabled_(enabled && isatty(STDOUT_FILENO)) {}
+// mpirun gives each rank a pseudo-terminal as stdout even when mpirun's own output goes
+// to a pipe or file, so a rank's isatty() alone is not enough: follow the launcher's
+// stdout (the parent's fd 1) when it can be seen.
+bool stdout_is_terminal() {
+  if (!isatty(STDOUT_FILENO)) return false;
+  const std::string parent_out = "/proc/" + std::to_string(getppid()) + "/fd/1";
+  char target[256];
+  const ssize_t n = readlink(parent_out.c_str(), target, sizeof target - 1);
+  if (n <= 0) return true;
+  const std::string t(target, static_cast<size_t>(n));
+  return t.rfind("/dev/pts/", 0) == 0 || t.rfind("/dev/tty", 0) == 0;
+}
+
+}  // namespace
+
+Progress::Progress(bool enabled) : enabled_(enabled && stdout_is_terminal()) {}
 
 void Progress::update(int64_t epoch, int64_t step, int64_t steps, double mean_loss,
                       double samples_per_s) {

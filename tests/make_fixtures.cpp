@@ -1,0 +1,63 @@
+// Writes the small HDF5 files and configs the command-line tests train on or reject:
+// a good tiny dataset, and one file per kind of bad data (labels out of range, NaN,
+// wrong sample shape, missing dataset, fewer samples than ranks).
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "hpdl/core/rng.hpp"
+#include "hpdl/data/h5_util.hpp"
+
+using namespace hpdl;
+
+namespace {
+
+void write_split(const std::string& path, int64_t n, std::vector<hsize_t> sample, bool with_y,
+                 int bad_label_row = -1, int nan_row = -1) {
+  int64_t per = 1;
+  for (auto d : sample) per *= d;
+  std::vector<float> x(n * per);
+  std::vector<int32_t> y(n);
+  Rng rng(7, 7);
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = static_cast<int32_t>(i % 4);
+    // class c lights up quarter c of the image, so the tiny model can learn it
+    for (int64_t j = 0; j < per; ++j) x[i * per + j] = 0.3f * rng.uniform() + ((j * 4 / per) == y[i] ? 1.0f : 0.0f);
+  }
+  if (bad_label_row >= 0) y[bad_label_row] = 7;
+  if (nan_row >= 0) x[nan_row * per + 3] = std::nanf("");
+  std::vector<hsize_t> dims = {hsize_t(n)};
+  dims.insert(dims.end(), sample.begin(), sample.end());
+  h5_write_atomically(path, [&](hid_t f) {
+    h5_write(f, "x", x.data(), dims);
+    if (with_y) h5_write(f, "y", y.data(), {hsize_t(n)});
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  const std::string d = argv[1];
+  std::filesystem::create_directories(d);
+  write_split(d + "/train.h5", 256, {1, 8, 8}, true);
+  write_split(d + "/test.h5", 64, {1, 8, 8}, true);
+  write_split(d + "/bad_labels.h5", 64, {1, 8, 8}, true, 50);
+  write_split(d + "/nan.h5", 64, {1, 8, 8}, true, -1, 45);  // in rank 1's block with 2 ranks
+  write_split(d + "/wrong_shape.h5", 64, {3, 8, 8}, true);
+  write_split(d + "/no_y.h5", 64, {1, 8, 8}, false);
+  write_split(d + "/three.h5", 3, {1, 8, 8}, true);
+  std::ofstream(d + "/tiny.toml") << "[run]\nname = \"tiny\"\noutput_dir = \"" << d << "/outputs\"\nwatchdog_s = 60\n"
+                                  << "[data]\ntrain_file = \"" << d << "/train.h5\"\ntest_file = \"" << d << "/test.h5\"\n"
+                                  << "[model]\ninput = [1, 8, 8]\nclasses = 4\n"
+                                  << "[[model.layers]]\ntype = \"flatten\"\n"
+                                  << "[[model.layers]]\ntype = \"dense\"\nunits = 16\n"
+                                  << "[[model.layers]]\ntype = \"relu\"\n"
+                                  << "[[model.layers]]\ntype = \"dense\"\nunits = 4\n"
+                                  << "[optimizer]\nname = \"adam\"\nlr = 0.01\n"
+                                  << "[train]\nbatch = 16\nepochs = 3\nprogress = false\n";
+  std::ofstream(d + "/malformed.toml") << "[model\ninput = [1, 8\n";
+  return 0;
+}

@@ -1,0 +1,121 @@
+// Config loading: defaults, overrides, and one error per kind of bad value, each naming
+// the key or file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/core/error.hpp"
+#include "hpdl/nn/builder.hpp"
+
+using namespace hpdl;
+
+namespace {
+
+const char* kMinimal = R"(
+[data]
+train_file = "t.h5"
+[model]
+input = [1, 4, 4]
+classes = 3
+[[model.layers]]
+type = "flatten"
+[[model.layers]]
+type = "dense"
+units = 3
+)";
+
+std::string write_config(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("hpdl_cfg_" + name + ".toml")).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    load_config(write_config("bad", text), sets);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Config, DefaultsAndOverrides) {
+  const Config c = load_config(write_config("ok", kMinimal),
+                               {"optimizer.lr=0.5", "optimizer.name=adam", "train.batch=7", "run.name=\"x y\""});
+  EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.5);
+  EXPECT_EQ(c.optimizer.name, "adam");
+  EXPECT_EQ(c.train.batch, 7);
+  EXPECT_EQ(c.train.epochs, 1);
+  EXPECT_EQ(c.run.name, "x y");
+  EXPECT_EQ(c.model.layers.size(), 2u);
+  EXPECT_NE(to_toml(c.resolved).find("lr = 0.5"), std::string::npos);
+}
+
+TEST(Config, RunNameDefaultsToFileStem) {
+  EXPECT_EQ(load_config(write_config("stem", kMinimal), {}).run.name, "hpdl_cfg_stem");
+}
+
+TEST(Config, MissingFile) {
+  try {
+    load_config("/nonexistent/x.toml", {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/x.toml: file not found"), std::string::npos);
+  }
+}
+
+TEST(Config, Malformed) { EXPECT_NE(error_of("[model\ninput = ").find("malformed TOML"), std::string::npos); }
+
+TEST(Config, UnknownKey) {
+  EXPECT_NE(error_of(std::string(kMinimal) + "[optimizer]\nlrr = 1\n").find("unknown key 'lrr'"), std::string::npos);
+  EXPECT_NE(error_of(kMinimal, {"trian.batch=3"}).find("unknown key 'trian'"), std::string::npos);
+}
+
+TEST(Config, WrongTypeAndRange) {
+  EXPECT_NE(error_of(kMinimal, {"train.batch=\"big\""}).find("train.batch must be an integer"), std::string::npos);
+  EXPECT_NE(error_of(kMinimal, {"train.batch=0"}).find("train.batch = 0 is out of range"), std::string::npos);
+  EXPECT_NE(error_of(kMinimal, {"optimizer.lr=-0.1"}).find("optimizer.lr"), std::string::npos);
+  EXPECT_NE(error_of(kMinimal, {"optimizer.name=adagrad"}).find("not one of: sgd, adam"), std::string::npos);
+  EXPECT_NE(error_of(kMinimal, {"badoverride"}).find("key=value"), std::string::npos);
+}
+
+TEST(Config, UnknownLayerTypeAndLayerKey) {
+  Config c = load_config(write_config("layer", std::string(kMinimal) + "[[model.layers]]\ntype = \"dense2\"\n"), {});
+  try {
+    build_model(c.model, 2, "reference");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown layer type 'dense2'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("model.layers[2]"), std::string::npos);
+  }
+  Config c2 = load_config(write_config("layerkey", std::string(kMinimal) + "[[model.layers]]\ntype = \"relu\"\nunits = 3\n"), {});
+  try {
+    build_model(c2.model, 2, "reference");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown key 'units'"), std::string::npos);
+  }
+}
+
+TEST(Config, ModelOutputMustMatchClasses) {
+  Config c = load_config(write_config("classes", kMinimal), {"model.classes=4"});
+  try {
+    build_model(c.model, 2, "reference");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.classes = 4"), std::string::npos);
+  }
+}
+
+TEST(Config, EveryShippedConfigLoadsAndBuilds) {
+  for (const auto& entry : std::filesystem::directory_iterator(HPDL_SOURCE_DIR "/inputs")) {
+    if (entry.path().extension() != ".toml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const Config c = load_config(entry.path().string(), {});
+    EXPECT_GT(build_model(c.model, 2, "onednn")->num_params(), 0);
+  }
+}
+
+}  // namespace

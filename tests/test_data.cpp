@@ -1,0 +1,221 @@
+// Data tests: the MNIST and UCI HAR converters (on files written here in the original
+// formats, and on the real UCI HAR subset when it is present), the HDF5 reader and the
+// batch plan's rank split.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/data/convert.hpp"
+#include "hpdl/data/dataset.hpp"
+#include "hpdl/data/sampler.hpp"
+
+using namespace hpdl;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("hpdl_test_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+void write_be32(gzFile f, uint32_t v) {
+  const unsigned char b[4] = {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
+  gzwrite(f, b, 4);
+}
+
+TEST(ConvertMnist, GzippedIdxToHdf5) {
+  const fs::path d = temp_dir("mnist");
+  const std::string img = (d / "img.gz").string(), lab = (d / "lab.gz").string();
+  gzFile fi = gzopen(img.c_str(), "wb");
+  write_be32(fi, 0x803), write_be32(fi, 3), write_be32(fi, 2), write_be32(fi, 2);
+  const unsigned char pix[12] = {0, 255, 51, 102, 1, 2, 3, 4, 5, 6, 7, 8};
+  gzwrite(fi, pix, 12);
+  gzclose(fi);
+  gzFile fl = gzopen(lab.c_str(), "wb");
+  write_be32(fl, 0x801), write_be32(fl, 3);
+  const unsigned char labels[3] = {7, 0, 9};
+  gzwrite(fl, labels, 3);
+  gzclose(fl);
+
+  const std::string out = (d / "out.h5").string();
+  EXPECT_EQ(convert_mnist(img, lab, out, {"a", "b"}), 3);
+  H5Split s(out, "/");
+  EXPECT_EQ(s.size(), 3);
+  EXPECT_EQ(s.sample_shape(), (std::vector<int64_t>{1, 2, 2}));
+  std::vector<float> x(12);
+  std::vector<int32_t> y(3);
+  s.read_range(0, 3, x.data(), y.data());
+  EXPECT_FLOAT_EQ(x[1], 1.0f);
+  EXPECT_FLOAT_EQ(x[2], 0.2f);
+  EXPECT_EQ(y, (std::vector<int32_t>{7, 0, 9}));
+  EXPECT_EQ(s.class_names(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
+TEST(ConvertMnist, RejectsWrongMagic) {
+  const fs::path d = temp_dir("mnist_bad");
+  std::ofstream(d / "img") << "not an idx file at all";
+  EXPECT_THROW(convert_mnist((d / "img").string(), (d / "img").string(), (d / "o.h5").string(), {}), Error);
+  EXPECT_FALSE(fs::exists(d / "o.h5"));
+}
+
+// Writes a UCI HAR folder: N windows of T steps; value(i, t, c) = i + t/100 + c/1000.
+void write_har(const fs::path& root, const std::string& split, int N, int T) {
+  const fs::path sig = root / split / "Inertial Signals";
+  fs::create_directories(sig);
+  const auto& ch = uci_har_channels();
+  for (size_t c = 0; c < ch.size(); ++c) {
+    std::ofstream f(sig / (ch[c] + "_" + split + ".txt"));
+    for (int i = 0; i < N; ++i) {
+      for (int t = 0; t < T; ++t) {
+        const double v = i + t / 100.0 + c / 1000.0;
+        // mix the original "2.5717778e-001" notation with plain decimals
+        if (t % 2) f << "  " << std::scientific << v; else f << " " << std::fixed << v;
+      }
+      f << "\n";
+    }
+  }
+  std::ofstream y(root / split / ("y_" + split + ".txt"));
+  for (int i = 0; i < N; ++i) y << (i % 6) + 1 << "\n";
+}
+
+TEST(ConvertUciHar, OriginalLayoutToHdf5) {
+  const fs::path d = temp_dir("har");
+  write_har(d, "train", 7, 5);
+  write_har(d, "test", 3, 5);
+  std::ofstream(d / "activity_labels.txt") << "1 WALKING\n2 UP\n3 DOWN\n4 SIT\n5 STAND\n6 LAY\n";
+  const std::string out = (d / "har.h5").string();
+  const UciHarCounts c = convert_uci_har(d.string(), out);
+  EXPECT_EQ(c.train, 7);
+  EXPECT_EQ(c.test, 3);
+  H5Split train(out, "/train");
+  EXPECT_EQ(train.sample_shape(), (std::vector<int64_t>{5, 9}));
+  std::vector<float> x(7 * 45);
+  std::vector<int32_t> y(7);
+  train.read_range(0, 7, x.data(), y.data());
+  EXPECT_NEAR(x[(3 * 5 + 2) * 9 + 4], 3 + 0.02 + 0.004, 1e-5);  // window 3, step 2, channel 4
+  EXPECT_EQ(y[0], 0);
+  EXPECT_EQ(y[5], 5);
+  EXPECT_EQ(train.class_names()[1], "UP");
+  H5Split test(out, "/test");
+  EXPECT_EQ(test.size(), 3);
+}
+
+TEST(ConvertUciHar, BadFilesNameFileAndLine) {
+  const fs::path d = temp_dir("har_bad");
+  write_har(d, "train", 4, 5);
+  write_har(d, "test", 2, 5);
+  std::ofstream(d / "train" / "Inertial Signals" / "body_gyro_y_train.txt", std::ios::app) << "1 2 3\n";
+  try {
+    convert_uci_har(d.string(), (d / "o.h5").string());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("body_gyro_y_train.txt:5: 3 values, expected 5"), std::string::npos) << e.what();
+  }
+  std::ofstream(d / "train" / "Inertial Signals" / "body_gyro_y_train.txt") << "1 2 x 4 5\n";
+  try {
+    convert_uci_har(d.string(), (d / "o.h5").string());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a number"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(d / "o.h5"));
+}
+
+TEST(ConvertUciHar, RealSubsetWhenPresent) {
+  const char* dir = std::getenv("HPDL_UCI_HAR_DIR");
+  if (!dir || !fs::exists(fs::path(dir) / "train")) GTEST_SKIP() << "real UCI HAR subset not unpacked (HPDL_UCI_HAR_DIR)";
+  const fs::path d = temp_dir("har_real");
+  const std::string out = (d / "har.h5").string();
+  const UciHarCounts c = convert_uci_har(dir, out);
+  EXPECT_EQ(c.train, 2400);
+  EXPECT_EQ(c.test, 950);
+  EXPECT_EQ(c.steps, 128);
+  H5Split train(out, "/train");
+  std::vector<float> x(2400 * 128 * 9);
+  std::vector<int32_t> y(2400);
+  train.read_range(0, 2400, x.data(), y.data());
+  std::vector<int> counts(6, 0);
+  for (int32_t v : y) ++counts[v];
+  EXPECT_EQ(counts, (std::vector<int>{400, 350, 322, 420, 449, 459}));
+  EXPECT_EQ(train.class_names()[5], "LAYING");
+  EXPECT_EQ(train.validate(0, 2400, 6), "");
+}
+
+TEST(Reader, RowsAndValidation) {
+  const fs::path d = temp_dir("reader");
+  const std::string out = (d / "r.h5").string();
+  std::vector<float> x(10 * 3);
+  std::vector<int32_t> y(10);
+  for (int i = 0; i < 30; ++i) x[i] = float(i);
+  for (int i = 0; i < 10; ++i) y[i] = i % 4;
+  x[3 * 7 + 1] = std::nanf("");
+  y[8] = 9;
+  h5_write_atomically(out, [&](hid_t f) {
+    h5_write(f, "x", x.data(), {10, 3});
+    h5_write(f, "y", y.data(), {10});
+  });
+  H5Split s(out, "/");
+  const std::vector<int64_t> rows = {1, 2, 5, 9};
+  std::vector<float> bx(12);
+  std::vector<int32_t> by(4);
+  s.read_rows(rows, bx.data(), by.data());
+  EXPECT_EQ(bx[3 * 2], 15.0f);
+  EXPECT_EQ(by[3], 1);
+  EXPECT_EQ(s.validate(0, 7, 4), "");
+  EXPECT_NE(s.validate(0, 10, 4).find("x[7] holds NaN"), std::string::npos);
+  EXPECT_NE(s.validate(8, 10, 4).find("y[8] = 9 is outside the class range 0..3"), std::string::npos);
+  EXPECT_THROW(H5Split(out, "/train"), Error);
+  EXPECT_THROW(H5Split((d / "missing.h5").string(), "/"), Error);
+}
+
+TEST(BatchPlan, RankSlicesPartitionTheGlobalBatch) {
+  for (int ranks : {1, 2, 3, 4}) {
+    const int64_t rows = 103, batch = 10;
+    BatchPlan one(rows, batch, 0, 1);
+    one.begin_epoch(5, 2);
+    std::vector<BatchPlan> plans;
+    for (int r = 0; r < ranks; ++r) plans.emplace_back(rows, batch, r, ranks), plans.back().begin_epoch(5, 2);
+    for (int64_t s = 0; s < one.steps_per_epoch(); ++s) {
+      auto all = one.local_rows(s);
+      std::multiset<int64_t> want(all.begin(), all.end()), got;
+      int64_t sizes = 0;
+      for (auto& p : plans) {
+        auto mine = p.local_rows(s);
+        EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+        got.insert(mine.begin(), mine.end());
+        sizes += p.local_batch();
+        EXPECT_LE(std::abs(p.local_batch() - batch / ranks), 1);
+      }
+      EXPECT_EQ(sizes, batch);
+      EXPECT_EQ(got, want);
+    }
+  }
+}
+
+TEST(BatchPlan, ShuffleDependsOnSeedAndEpochOnly) {
+  BatchPlan a(50, 5, 0, 1), b(50, 5, 0, 1);
+  a.begin_epoch(1, 1);
+  b.begin_epoch(1, 1);
+  const auto ra = std::vector<int64_t>(a.local_rows(3).begin(), a.local_rows(3).end());
+  EXPECT_EQ(ra, std::vector<int64_t>(b.local_rows(3).begin(), b.local_rows(3).end()));
+  b.begin_epoch(1, 2);
+  EXPECT_NE(ra, std::vector<int64_t>(b.local_rows(3).begin(), b.local_rows(3).end()));
+}
+
+TEST(BatchPlan, RejectsTooFewSamplesOrRanks) {
+  EXPECT_THROW(BatchPlan(100, 3, 0, 4), Error);
+  EXPECT_THROW(BatchPlan(5, 8, 0, 1), Error);
+}
+
+}  // namespace

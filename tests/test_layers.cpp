@@ -1,0 +1,224 @@
+// Layer tests on every CPU backend: finite-difference gradient checks (inputs and
+// parameters) and reference-vs-oneDNN parity of forward and backward.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "hpdl/core/rng.hpp"
+#include "hpdl/nn/layers.hpp"
+#include "hpdl/nn/loss.hpp"
+#include "hpdl/nn/model.hpp"
+
+using namespace hpdl;
+
+namespace {
+
+std::vector<float> random_vec(int64_t n, uint64_t stream, float scale = 1.0f) {
+  Rng rng(42, stream);
+  std::vector<float> v(n);
+  for (auto& x : v) x = (2 * rng.uniform() - 1) * scale;
+  return v;
+}
+
+std::vector<std::unique_ptr<Layer>> one(std::unique_ptr<Layer> l) {
+  l->set_name("l");
+  std::vector<std::unique_ptr<Layer>> v;
+  v.push_back(std::move(l));
+  return v;
+}
+
+// L = sum(y * r) for a fixed random r; checks dL/dx and dL/dparams against central
+// differences of L computed in double from float forwards.
+// Kinked layers (ReLU, max-pool) get inputs spaced well apart from each other and from 0,
+// so no finite-difference probe crosses a kink.
+enum class Inputs { kRandom, kSeparated };
+
+void gradient_check(const std::string& backend, std::function<std::unique_ptr<Layer>()> make,
+                    const Shape& in, bool training = false, Inputs inputs = Inputs::kRandom) {
+  auto layer = make();
+  layer->set_name("l");
+  const Shape out = layer->setup(in);
+  const auto specs = layer->param_specs();
+  int64_t total = 0;
+  for (const auto& s : specs) total += s.size;
+  std::vector<float> params = random_vec(total, 1, 0.5f), grads(total, 0.0f);
+  std::vector<std::span<float>> p, g;
+  int64_t off = 0;
+  for (const auto& s : specs) {
+    p.emplace_back(params.data() + off, s.size);
+    g.emplace_back(grads.data() + off, s.size);
+    off += s.size;
+  }
+  auto kernels = make_kernel_factory(backend);
+  layer->bind(p, g, *kernels);
+
+  std::vector<float> x = random_vec(in.numel(), 2), y(out.numel()), dx(in.numel());
+  if (inputs == Inputs::kSeparated) {
+    Rng rng(5, 5);
+    for (int64_t i = 0; i < in.numel(); ++i) x[i] = 0.05f * float(i + 1) * (i % 2 ? 1.0f : -1.0f);
+    for (int64_t i = in.numel() - 1; i > 0; --i) std::swap(x[i], x[rng.below(i + 1)]);
+  }
+  const std::vector<float> r = random_vec(out.numel(), 3);
+  std::vector<int64_t> ids(in[0]);
+  for (int64_t i = 0; i < in[0]; ++i) ids[i] = 100 + i;
+  const Pass pass{training, 7, 3, ids.data()};
+
+  auto loss = [&]() {
+    layer->forward(x.data(), y.data(), pass);
+    double l = 0;
+    for (int64_t i = 0; i < out.numel(); ++i) l += double(y[i]) * r[i];
+    return l;
+  };
+  loss();
+  layer->backward(x.data(), y.data(), r.data(), dx.data(), pass);
+
+  const float eps = 1e-2f;
+  auto check = [&](std::vector<float>& v, const std::vector<float>& analytic, const char* what) {
+    const int64_t n = static_cast<int64_t>(v.size());
+    const int64_t stride = std::max<int64_t>(1, n / 60);  // about 60 probes per tensor
+    for (int64_t i = 0; i < n; i += stride) {
+      const float keep = v[i];
+      v[i] = keep + eps;
+      const double lp = loss();
+      v[i] = keep - eps;
+      const double lm = loss();
+      v[i] = keep;
+      const double numeric = (lp - lm) / (2 * eps);
+      EXPECT_NEAR(analytic[i], numeric, 2e-3 + 2e-2 * std::abs(numeric))
+          << backend << " " << layer->kind() << " d" << what << "[" << i << "]";
+    }
+  };
+  check(x, dx, "x");
+  check(params, grads, "params");
+}
+
+class LayerTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LayerTest, DenseGradient) {
+  gradient_check(GetParam(), [] { return std::make_unique<Dense>(5, Init::kGlorotUniform); }, Shape{{3, 7}});
+}
+TEST_P(LayerTest, DenseOnImageInputGradient) {
+  gradient_check(GetParam(), [] { return std::make_unique<Dense>(4, Init::kGlorotUniform); }, Shape{{2, 2, 3, 3}});
+}
+TEST_P(LayerTest, ReluGradient) {
+  gradient_check(GetParam(), [] { return std::make_unique<ActivationLayer>(Activation::kRelu); }, Shape{{4, 9}},
+                 false, Inputs::kSeparated);
+}
+TEST_P(LayerTest, TanhGradient) {
+  gradient_check(GetParam(), [] { return std::make_unique<ActivationLayer>(Activation::kTanh); }, Shape{{4, 9}});
+}
+TEST_P(LayerTest, SigmoidGradient) {
+  gradient_check(GetParam(), [] { return std::make_unique<ActivationLayer>(Activation::kSigmoid); }, Shape{{4, 9}});
+}
+TEST_P(LayerTest, Conv2dGradient) {
+  gradient_check(GetParam(), [] { return std::make_unique<Conv2d>(3, 3, 1, 1); }, Shape{{2, 2, 6, 6}});
+}
+TEST_P(LayerTest, Conv2dStridedGradient) {
+  gradient_check(GetParam(), [] { return std::make_unique<Conv2d>(4, 3, 2, 0); }, Shape{{2, 3, 7, 7}});
+}
+TEST_P(LayerTest, MaxPoolGradient) {
+  gradient_check(GetParam(), [] { return std::make_unique<MaxPool2d>(2, 2); }, Shape{{2, 3, 6, 6}}, false,
+                 Inputs::kSeparated);
+}
+TEST_P(LayerTest, DropoutGradient) {
+  gradient_check(GetParam(), [] { return std::make_unique<Dropout>(0.7f); }, Shape{{3, 10}}, true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LayerTest, ::testing::Values("reference", "onednn"));
+
+TEST(Dropout, MaskDependsOnSampleIdNotPosition) {
+  Dropout d(0.5f);
+  d.set_name("drop");
+  d.setup(Shape{{2, 64}});
+  std::vector<float> x(128, 1.0f), y(128), y2(128);
+  const int64_t ids[2] = {10, 11}, swapped[2] = {11, 10};
+  d.forward(x.data(), y.data(), Pass{true, 1, 5, ids});
+  d.forward(x.data(), y2.data(), Pass{true, 1, 5, swapped});
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(y[i], y2[64 + i]);
+    EXPECT_TRUE(y[i] == 0.0f || y[i] == 2.0f);
+  }
+  d.forward(x.data(), y2.data(), Pass{false, 1, 5, ids});
+  for (float v : y2) EXPECT_EQ(v, 1.0f);
+}
+
+TEST(Loss, SoftmaxCrossEntropyGradientAndValue) {
+  SoftmaxCrossEntropy loss(2, 3);
+  const float logits[6] = {1, 2, 3, 0, 0, 0};
+  const int32_t labels[2] = {2, 0};
+  const double l = loss.forward(logits, labels, 2);
+  const double expect = -std::log(std::exp(3.0) / (std::exp(1.0) + std::exp(2.0) + std::exp(3.0))) + std::log(3.0);
+  EXPECT_NEAR(l, expect, 1e-6);
+  float d[6];
+  loss.backward(labels, 0.5f, d);
+  EXPECT_NEAR(d[2], (loss.probs()[2] - 1) * 0.5f, 1e-7);
+  EXPECT_NEAR(d[3], (1.0f / 3 - 1) * 0.5f, 1e-6);
+  EXPECT_EQ(loss.predicted(0), 2);
+}
+
+// The same seeded model and batch through both backends: logits and all gradients agree.
+TEST(Parity, LeNetLikeModelReferenceVsOneDnn) {
+  auto build = [](const std::string& backend) {
+    std::vector<std::unique_ptr<Layer>> ls;
+    ls.push_back(std::make_unique<Conv2d>(6, 5, 1, 2));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+    ls.push_back(std::make_unique<MaxPool2d>(2, 2));
+    ls.push_back(std::make_unique<Conv2d>(8, 3, 2, 1));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kTanh));
+    ls.push_back(std::make_unique<Flatten>());
+    ls.push_back(std::make_unique<Dense>(12, Init::kGlorotUniform));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kSigmoid));
+    ls.push_back(std::make_unique<Dense>(5, Init::kGlorotUniform));
+    for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
+    auto m = std::make_unique<Model>(std::move(ls), Shape{{4, 3, 12, 12}}, make_kernel_factory(backend));
+    m->init_params(3);
+    return m;
+  };
+  auto ref = build("reference"), dnn = build("onednn");
+  ASSERT_EQ(ref->num_params(), dnn->num_params());
+  const auto x = random_vec(ref->input_shape().numel(), 9);
+  std::copy(x.begin(), x.end(), ref->input());
+  std::copy(x.begin(), x.end(), dnn->input());
+  ref->forward(Pass{});
+  dnn->forward(Pass{});
+  const int64_t n_out = ref->output_shape().numel();
+  for (int64_t i = 0; i < n_out; ++i) EXPECT_NEAR(ref->output()[i], dnn->output()[i], 1e-4) << i;
+  const auto dy = random_vec(n_out, 10);
+  std::copy(dy.begin(), dy.end(), ref->output_grad());
+  std::copy(dy.begin(), dy.end(), dnn->output_grad());
+  ref->zero_grads();
+  dnn->zero_grads();
+  ref->backward(Pass{});
+  dnn->backward(Pass{});
+  double max_err = 0;
+  for (int64_t i = 0; i < ref->num_params(); ++i) {
+    const double a = ref->grads()[i], b = dnn->grads()[i];
+    max_err = std::max(max_err, std::abs(a - b) / (1e-3 + std::abs(a)));
+  }
+  EXPECT_LT(max_err, 1e-3);
+}
+
+// backward adds into parameter gradients: two backwards give twice the gradient.
+TEST(Contract, BackwardAccumulatesParameterGradients) {
+  for (const std::string backend : {"reference", "onednn"}) {
+    std::vector<std::unique_ptr<Layer>> ls;
+    ls.push_back(std::make_unique<Conv2d>(2, 3, 1, 1));
+    ls.push_back(std::make_unique<Flatten>());
+    ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
+    for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
+    Model m(std::move(ls), Shape{{2, 1, 5, 5}}, make_kernel_factory(backend));
+    m.init_params(1);
+    const auto x = random_vec(m.input_shape().numel(), 4);
+    std::copy(x.begin(), x.end(), m.input());
+    m.forward(Pass{});
+    for (int64_t i = 0; i < m.output_shape().numel(); ++i) m.output_grad()[i] = 0.1f * (i % 5);
+    m.zero_grads();
+    m.backward(Pass{});
+    std::vector<float> once(m.grads().begin(), m.grads().end());
+    m.backward(Pass{});
+    for (int64_t i = 0; i < m.num_params(); ++i) EXPECT_NEAR(m.grads()[i], 2 * once[i], 1e-5) << backend;
+  }
+}
+
+}  // namespace

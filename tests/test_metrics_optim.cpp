@@ -1,0 +1,51 @@
+// Metrics (accuracy, weighted F1) and the optimizer math on the flat buffers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hpdl/optim/optimizer.hpp"
+#include "hpdl/train/metrics.hpp"
+
+using namespace hpdl;
+
+TEST(Metrics, AccuracyAndWeightedF1) {
+  // y_true = [0,0,0,1,1,2], y_pred = [0,0,1,1,2,2]; scikit-learn: f1_score(average="weighted")
+  // = (3*0.8 + 2*0.5 + 1*(2/3)) / 6 = 0.6777...
+  ConfusionMatrix m(3);
+  const int t[6] = {0, 0, 0, 1, 1, 2}, p[6] = {0, 0, 1, 1, 2, 2};
+  for (int i = 0; i < 6; ++i) m.add(t[i], p[i]);
+  EXPECT_NEAR(m.accuracy(), 4.0 / 6, 1e-12);
+  EXPECT_NEAR(m.weighted_f1(), (3 * 0.8 + 2 * 0.5 + 2.0 / 3) / 6, 1e-12);
+  EXPECT_NE(m.table({"a", "b", "c"}).find("c 2"), std::string::npos);
+  EXPECT_EQ(m.csv({}).substr(0, 20), "true\\predicted,0,1,2");
+}
+
+TEST(Optim, SgdMomentum) {
+  std::vector<float> w = {1.0f, 2.0f}, g = {0.5f, -1.0f};
+  Sgd sgd(2, 0.1f, 0.9f);
+  sgd.update(w, g);
+  EXPECT_FLOAT_EQ(w[0], 1.0f - 0.05f);
+  sgd.update(w, g);  // v = 0.9*0.5 + 0.5 = 0.95
+  EXPECT_FLOAT_EQ(w[0], 0.95f - 0.095f);
+}
+
+TEST(Optim, AdamFirstStepIsLrTimesSign) {
+  std::vector<float> w = {1.0f, 1.0f}, g = {0.3f, -2.0f};
+  Adam adam(2, 0.01f, 0.9f, 0.999f, 1e-8f);
+  adam.update(w, g);
+  EXPECT_NEAR(w[0], 0.99f, 1e-6);
+  EXPECT_NEAR(w[1], 1.01f, 1e-6);
+}
+
+TEST(Optim, L2OnlyOnDecaySegmentsAndClipByGlobalNorm) {
+  std::vector<ParamSegment> segs = {{"l.w", 0, 2, true, Init::kZeros, 1, 1}, {"l.b", 2, 1, false, Init::kZeros, 1, 1}};
+  std::vector<float> w = {1, 2, 3}, g = {0, 0, 0};
+  add_l2(segs, w, g, 0.5f);
+  EXPECT_EQ(g, (std::vector<float>{0.5f, 1.0f, 0.0f}));
+  std::vector<float> big = {3, 4};
+  EXPECT_NEAR(clip_by_global_norm(big, 1.0), 5.0, 1e-9);
+  EXPECT_NEAR(std::hypot(big[0], big[1]), 1.0, 1e-6);
+  std::vector<float> small = {0.3f, 0.4f};
+  clip_by_global_norm(small, 1.0);
+  EXPECT_FLOAT_EQ(small[0], 0.3f);
+}

@@ -1,0 +1,148 @@
+// Multi-rank test, run under mpirun -np 1, 2 and 4: synchronous training on N ranks with
+// per-rank batch B/N must end with the same parameters as 1 rank on batch B (each rank
+// also trains the 1-rank reference on MPI_COMM_SELF and compares). Covers conv, pool,
+// dense, dropout, Adam, L2 and clipping, with an even (12) and an uneven (10) batch.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/core/rng.hpp"
+#include "hpdl/data/dataset.hpp"
+#include "hpdl/data/h5_util.hpp"
+#include "hpdl/data/sampler.hpp"
+#include "hpdl/dist/comm.hpp"
+#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/nn/builder.hpp"
+#include "hpdl/train/trainer.hpp"
+
+using namespace hpdl;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kConfig = R"(
+[data]
+train_file = "%DATA%"
+[model]
+input = [1, 8, 8]
+classes = 4
+[[model.layers]]
+type = "conv2d"
+filters = 4
+kernel = 3
+pad = 1
+[[model.layers]]
+type = "relu"
+[[model.layers]]
+type = "maxpool"
+[[model.layers]]
+type = "flatten"
+[[model.layers]]
+type = "dense"
+units = 16
+[[model.layers]]
+type = "tanh"
+[[model.layers]]
+type = "dropout"
+keep = 0.8
+[[model.layers]]
+type = "dense"
+units = 4
+[optimizer]
+name = "adam"
+lr = 0.01
+l2 = 0.001
+clip_norm = 0.5
+[train]
+seed = 3
+epochs = 2
+)";
+
+std::string dir_name() {
+  return (fs::temp_directory_path() / "hpdl_equivalence").string();
+}
+
+// Rank 0 writes the data and the config; everyone reads them.
+std::string prepare(const Comm& world) {
+  const std::string dir = dir_name(), data = dir + "/data.h5", cfg = dir + "/cfg.toml";
+  if (world.rank() == 0) {
+    fs::create_directories(dir);
+    const int64_t n = 40;
+    std::vector<float> x(n * 64);
+    std::vector<int32_t> y(n);
+    Rng rng(1, 1);
+    for (auto& v : x) v = rng.uniform();
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<int32_t>(i % 4);
+    h5_write_atomically(data, [&](hid_t f) {
+      h5_write(f, "x", x.data(), {hsize_t(n), 1, 8, 8});
+      h5_write(f, "y", y.data(), {hsize_t(n)});
+    });
+    std::string text = kConfig;
+    text.replace(text.find("%DATA%"), 6, data);
+    std::ofstream(cfg) << text;
+  }
+  world.barrier();
+  return cfg;
+}
+
+std::vector<float> train(const Config& cfg, const Comm& comm) {
+  H5Split data(cfg.data.train_file, "/");
+  const int64_t local = BatchPlan(data.size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
+  auto model = build_model(cfg.model, local, cfg.run.backend);
+  model->init_params(cfg.train.seed);
+  Watchdog watchdog(60, comm.rank());
+  SyncTrainer trainer(cfg, comm, *model, data, nullptr, watchdog);
+  trainer.run({});
+  EXPECT_EQ(trainer.global_step(), 2 * (data.size() / cfg.train.batch));
+  return {model->params().begin(), model->params().end()};
+}
+
+class Equivalence : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+
+TEST_P(Equivalence, NRanksMatchOneRank) {
+  const auto [batch, backend] = GetParam();
+  Comm world(MPI_COMM_WORLD), self(MPI_COMM_SELF);
+  const std::string path = prepare(world);
+  const Config cfg = load_config(path, {"train.batch=" + std::to_string(batch), "run.backend=\"" + backend + "\""});
+  const std::vector<float> distributed = train(cfg, world);
+  const std::vector<float> single = train(cfg, self);
+  ASSERT_EQ(distributed.size(), single.size());
+  double max_diff = 0;
+  for (size_t i = 0; i < single.size(); ++i) max_diff = std::max(max_diff, double(std::abs(distributed[i] - single[i])));
+  EXPECT_LT(max_diff, 2e-5) << "rank " << world.rank() << " of " << world.size();
+  // All ranks hold identical parameters (bitwise: the same reduced gradients and update).
+  std::vector<float> r0 = distributed;
+  MPI_Bcast(r0.data(), static_cast<int>(r0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(r0, distributed);
+  // Training moved the parameters away from their initial values.
+  auto fresh = build_model(cfg.model, 1, cfg.run.backend);
+  fresh->init_params(cfg.train.seed);
+  double moved = 0;
+  for (size_t i = 0; i < single.size(); ++i) moved = std::max(moved, double(std::abs(single[i] - fresh->params()[i])));
+  EXPECT_GT(moved, 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Batches, Equivalence,
+                         ::testing::Combine(::testing::Values(12, 10), ::testing::Values("onednn", "reference")));
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {  // one report per job; failures on other ranks still fail the exit code
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  int failed = RUN_ALL_TESTS() != 0;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return failed;
+}
