@@ -2,6 +2,7 @@
 // then the trainer, then the outputs. A failure after set-up on one rank aborts the job.
 #include <mpi.h>
 #include <omp.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <memory>
@@ -138,6 +139,9 @@ int train(const TrainArgs& args, const Comm& comm) {
     };
   }
   const std::vector<EpochStats> history = trainer.run(hooks);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto rss_kib = comm.allgather(std::to_string(usage.ru_maxrss));
 
   if (root) {
     save_model(out->file("model.h5"), *model);
@@ -152,6 +156,11 @@ int train(const TrainArgs& args, const Comm& comm) {
              std::to_string(trainer.global_step()) + " steps) in " + fmt("%.1f", last.elapsed_s) + " s");
     out->log("outputs: " + out->path() + "/ (config.toml manifest.json metrics.csv log.txt model.h5" +
              (test_data ? " confusion.csv)" : ")"));
+    std::string rss = "peak RSS per rank (MiB):";
+    nlohmann::json rss_json = nlohmann::json::array();
+    for (const auto& r : rss_kib) rss += " " + fmt("%.0f", std::stod(r) / 1024), rss_json.push_back(std::stod(r) / 1024);
+    out->log(rss);
+    manifest["peak_rss_mib"] = rss_json;
     manifest["status"] = "complete";
     manifest["finished"] = utc_now();
     manifest["final"] = {{"test_accuracy", last.test_accuracy}, {"test_f1", last.test_f1},

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Side-by-side training throughput, hpdl vs PyTorch, on this machine in one run: same
+# model, data (the Fashion-MNIST HDF5 files), batch, optimizer and total thread count.
+# Rounds alternate between the two so machine noise hits both; the table shows medians.
+# PyTorch is Debian's python3-torch with Debian's OpenBLAS (libopenblas0-openmp) preloaded.
+# Usage: profiling/bench_vs_pytorch.sh [ROUNDS]   (default 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+bash scripts/setup.sh >/dev/null
+for p in python3-torch libopenblas0-openmp; do
+  dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q "install ok installed" ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $p >/dev/null
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+OPENBLAS=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3
+cores=$(nproc)
+out=$(mktemp -d)
+
+# hpdl samples/s over STEPS steps (the rate of the last epoch row in metrics.csv).
+hpdl_rate() {  # ranks config steps
+  local np=$1 cfg=$2 steps=$3
+  mpirun -np "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS=$((cores / np)) build/hpdl train "$cfg" \
+    --set train.max_steps="$steps" --set data.test_file='""' --set run.name=bench \
+    --set run.output_dir="\"$out\"" --set train.progress=false --overwrite >/dev/null
+  tail -1 "$out/bench/metrics.csv" | cut -d, -f7
+}
+torch_rate() {  # model batch optimizer lr steps
+  LD_PRELOAD=$OPENBLAS /usr/bin/python3 profiling/peers/pytorch_train.py --model "$1" --batch "$2" \
+    --optimizer "$3" --lr "$4" --threads "$cores" --steps "$5" --train data/fashion-mnist-train.h5 |
+    /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['samples_per_s'])"
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+declare -A r
+for round in $(seq "$rounds"); do
+  echo "round $round/$rounds" >&2
+  r[lenet_torch]+=" $(torch_rate lenet 128 adam 0.001 150)"
+  r[lenet_2x]+=" $(hpdl_rate 2 inputs/lenet_fashion_mnist.toml 150)"
+  r[lenet_1x]+=" $(hpdl_rate 1 inputs/lenet_fashion_mnist.toml 150)"
+  r[mlp_torch]+=" $(torch_rate mlp 32 sgd 0.05 3000)"
+  r[mlp_2x]+=" $(hpdl_rate 2 inputs/mlp_fashion_mnist.toml 3000)"
+  r[mlp_1x]+=" $(hpdl_rate 1 inputs/mlp_fashion_mnist.toml 3000)"
+done
+
+printf '\n%-28s %-22s %14s %10s %8s\n' "model (batch, optimizer)" "runner" "samples/s" "vs torch" "target"
+for m in lenet mlp; do
+  t=$(median ${r[${m}_torch]})
+  label=$([ $m = lenet ] && echo "LeNet (128, Adam)" || echo "MLP 784-64-64-10 (32, SGD)")
+  target=$([ $m = lenet ] && echo "1.5x" || echo "3x")
+  printf '%-28s %-22s %14.0f %10s %8s\n' "$label" "PyTorch, $cores threads" "$t" "1.00x" ""
+  for v in 2x 1x; do
+    h=$(median ${r[${m}_$v]})
+    np=$([ $v = 2x ] && echo 2 || echo 1)
+    printf '%-28s %-22s %14.0f %9.2fx %8s\n' "" "hpdl, $np ranks x $((cores / np)) thr" "$h" \
+      "$(awk -v h="$h" -v t="$t" 'BEGIN {print h / t}')" "$target"
+  done
+done
+echo "(median of $rounds alternating rounds; raw: $(for k in "${!r[@]}"; do printf '%s:%s; ' "$k" "${r[$k]}"; done))"
+rm -rf "$out"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One-time set-up on Debian 12 as root, safe to repeat: installs the Debian packages hpdl
+# needs (skipped when present), configures and builds into build/, and converts
+# Fashion-MNIST (Debian's dataset-fashion-mnist) to HDF5 under data/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake git pkg-config xz-utils procps
+  openmpi-bin libopenmpi-dev libdnnl-dev libhdf5-dev zlib1g-dev
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
+  dataset-fashion-mnist python3 python3-matplotlib python3-h5py)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+echo "== building hpdl (build/)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j2 2>&1 | grep -E "error|warning: unused|Linking CXX executable" || true
+test -x build/hpdl
+
+FM=/usr/share/datasets/fashion-mnist
+CLASSES="T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,Bag,Ankle boot"
+mkdir -p data
+if [ ! -f data/fashion-mnist-train.h5 ]; then
+  build/hpdl convert mnist $FM/train-images-idx3-ubyte.gz $FM/train-labels-idx1-ubyte.gz \
+    data/fashion-mnist-train.h5 --classes "$CLASSES"
+fi
+if [ ! -f data/fashion-mnist-test.h5 ]; then
+  build/hpdl convert mnist $FM/t10k-images-idx3-ubyte.gz $FM/t10k-labels-idx1-ubyte.gz \
+    data/fashion-mnist-test.h5 --classes "$CLASSES"
+fi
