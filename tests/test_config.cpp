@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/error.hpp"
@@ -26,8 +27,12 @@ type = "dense"
 units = 3
 )";
 
+// Unique per process and call: CTest runs test cases in parallel processes.
 std::string write_config(const std::string& name, const std::string& text) {
-  const std::string path = (std::filesystem::temp_directory_path() / ("hpdl_cfg_" + name + ".toml")).string();
+  static int calls = 0;
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("hpdl_cfg_" + name + "_" + std::to_string(getpid()) + "_" + std::to_string(++calls) + ".toml"))
+                               .string();
   std::ofstream(path) << text;
   return path;
 }
@@ -54,7 +59,7 @@ TEST(Config, DefaultsAndOverrides) {
 }
 
 TEST(Config, RunNameDefaultsToFileStem) {
-  EXPECT_EQ(load_config(write_config("stem", kMinimal), {}).run.name, "hpdl_cfg_stem");
+  EXPECT_EQ(load_config(write_config("stem", kMinimal), {}).run.name.rfind("hpdl_cfg_stem_", 0), 0u);
 }
 
 TEST(Config, MissingFile) {

@@ -133,9 +133,11 @@ TEST(ConvertUciHar, BadFilesNameFileAndLine) {
 }
 
 TEST(ConvertUciHar, RealSubsetWhenPresent) {
-  const char* dir = std::getenv("HPDL_UCI_HAR_DIR");
-  if (!dir || !fs::exists(fs::path(dir) / "train")) GTEST_SKIP() << "real UCI HAR subset not unpacked (HPDL_UCI_HAR_DIR)";
+  const std::string archive = HPDL_UCI_HAR_ARCHIVE;
+  if (!fs::exists(archive)) GTEST_SKIP() << "no real UCI HAR subset at " << archive;
   const fs::path d = temp_dir("har_real");
+  ASSERT_EQ(std::system(("tar -xJf '" + archive + "' -C '" + d.string() + "'").c_str()), 0);
+  const std::string dir = (d / "UCI HAR Dataset").string();
   const std::string out = (d / "har.h5").string();
   const UciHarCounts c = convert_uci_har(dir, out);
   EXPECT_EQ(c.train, 2400);
