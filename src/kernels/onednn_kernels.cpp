@@ -229,7 +229,7 @@ class DnnlConv final : public ConvKernel {
                 {DNNL_ARG_DIFF_BIAS, db_scratch_.data()}});
     dw_w_.finish(dw_scratch_.data());
     const int64_t nw = static_cast<int64_t>(dw_scratch_.size());
-#pragma omp parallel for simd if (nw > 16384)
+#pragma omp parallel for simd if (parallel: nw > 16384)
     for (int64_t i = 0; i < nw; ++i) dw[i] += dw_scratch_[i];
     for (size_t o = 0; o < db_scratch_.size(); ++o) db[o] += db_scratch_[o];
   }

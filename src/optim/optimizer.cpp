@@ -1,4 +1,7 @@
 // Optimizer updates and gradient transforms, each a single OpenMP loop over flat buffers.
+// Members are copied to locals before each loop: inside the outlined OpenMP body the
+// compiler cannot prove that a store through w[] leaves this->lr_ unchanged, and would
+// reload it every iteration instead of vectorising.
 #include "hpdl/optim/optimizer.hpp"
 
 #include <cmath>
@@ -10,24 +13,25 @@ void add_l2(const std::vector<ParamSegment>& segments, std::span<const float> pa
   if (l2 == 0) return;
   for (const auto& s : segments) {
     if (!s.decay) continue;
-    const float* w = params.data() + s.offset;
-    float* g = grads.data() + s.offset;
-#pragma omp parallel for simd if (s.size > 65536)
-    for (int64_t i = 0; i < s.size; ++i) g[i] += l2 * w[i];
+    const float* __restrict w = params.data() + s.offset;
+    float* __restrict g = grads.data() + s.offset;
+    const int64_t n = s.size;
+#pragma omp parallel for simd if (parallel: n > 65536)
+    for (int64_t i = 0; i < n; ++i) g[i] += l2 * w[i];
   }
 }
 
 double clip_by_global_norm(std::span<float> grads, double max_norm) {
   if (max_norm <= 0) return 0;
   const int64_t n = static_cast<int64_t>(grads.size());
-  float* g = grads.data();
+  float* __restrict g = grads.data();
   double sq = 0;
-#pragma omp parallel for simd reduction(+ : sq) if (n > 65536)
+#pragma omp parallel for simd reduction(+ : sq) if (parallel: n > 65536)
   for (int64_t i = 0; i < n; ++i) sq += double(g[i]) * g[i];
   const double norm = std::sqrt(sq);
   if (max_norm > 0 && norm > max_norm) {
     const float scale = static_cast<float>(max_norm / norm);
-#pragma omp parallel for simd if (n > 65536)
+#pragma omp parallel for simd if (parallel: n > 65536)
     for (int64_t i = 0; i < n; ++i) g[i] *= scale;
   }
   return norm;
@@ -37,18 +41,19 @@ Sgd::Sgd(int64_t n, float lr, float momentum) : lr_(lr), momentum_(momentum), ve
 
 void Sgd::update(std::span<float> params, std::span<const float> grads) {
   const int64_t n = static_cast<int64_t>(params.size());
-  float* w = params.data();
-  const float* g = grads.data();
-  if (momentum_ == 0) {
-#pragma omp parallel for simd if (n > 65536)
-    for (int64_t i = 0; i < n; ++i) w[i] -= lr_ * g[i];
+  float* __restrict w = params.data();
+  const float* __restrict g = grads.data();
+  const float lr = lr_, mu = momentum_;
+  if (mu == 0) {
+#pragma omp parallel for simd if (parallel: n > 65536)
+    for (int64_t i = 0; i < n; ++i) w[i] -= lr * g[i];
     return;
   }
-  float* v = velocity_.data();
-#pragma omp parallel for simd if (n > 65536)
+  float* __restrict v = velocity_.data();
+#pragma omp parallel for simd if (parallel: n > 65536)
   for (int64_t i = 0; i < n; ++i) {
-    v[i] = momentum_ * v[i] + g[i];
-    w[i] -= lr_ * v[i];
+    v[i] = mu * v[i] + g[i];
+    w[i] -= lr * v[i];
   }
 }
 
@@ -60,14 +65,17 @@ void Adam::update(std::span<float> params, std::span<const float> grads) {
   const float c1 = 1.0f - static_cast<float>(std::pow(beta1_, t_));
   const float c2 = 1.0f - static_cast<float>(std::pow(beta2_, t_));
   const float step = lr_ / c1, inv_sqrt_c2 = 1.0f / std::sqrt(c2);
+  const float b1 = beta1_, b2 = beta2_, eps = eps_;
   const int64_t n = static_cast<int64_t>(params.size());
-  float *w = params.data(), *m = m_.data(), *v = v_.data();
-  const float* g = grads.data();
-#pragma omp parallel for simd if (n > 65536)
+  float* __restrict w = params.data();
+  float* __restrict m = m_.data();
+  float* __restrict v = v_.data();
+  const float* __restrict g = grads.data();
+#pragma omp parallel for simd if (parallel: n > 65536)
   for (int64_t i = 0; i < n; ++i) {
-    m[i] = beta1_ * m[i] + (1 - beta1_) * g[i];
-    v[i] = beta2_ * v[i] + (1 - beta2_) * g[i] * g[i];
-    w[i] -= step * m[i] / (std::sqrt(v[i]) * inv_sqrt_c2 + eps_);
+    m[i] = b1 * m[i] + (1 - b1) * g[i];
+    v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+    w[i] -= step * m[i] / (std::sqrt(v[i]) * inv_sqrt_c2 + eps);
   }
 }
 
