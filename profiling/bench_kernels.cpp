@@ -79,6 +79,21 @@ void BM_Conv(benchmark::State& state) {
 }
 BENCHMARK(BM_Conv)->Args({1, 64, 20, 14, 50, 5, 2})->Unit(benchmark::kMillisecond);
 
+// Max pooling 2x2/2 forward + backward on LeNet's first pooling input (args: backend
+// 0 reference / 1 onednn factory; set HPDL_ONEDNN_POOL=1 to force oneDNN's own pooling).
+void BM_MaxPool(benchmark::State& state) {
+  auto kernels = make_kernel_factory(state.range(0) ? "onednn" : "reference");
+  const PoolDims d{64, 20, 28, 28, 2, 2};
+  auto k = kernels->max_pool(d);
+  auto x = filled(64 * 20 * 28 * 28), dx = x, y = filled(64 * 20 * 14 * 14);
+  for (auto _ : state) {
+    k->forward(x.data(), y.data());
+    k->backward(y.data(), dx.data());
+  }
+  state.SetItemsProcessed(state.iterations() * d.batch);
+}
+BENCHMARK(BM_MaxPool)->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
+
 // SGD and Adam updates on a flat buffer (args: parameters).
 void BM_SgdUpdate(benchmark::State& state) {
   auto w = filled(state.range(0)), g = filled(state.range(0));

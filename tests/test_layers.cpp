@@ -121,6 +121,14 @@ TEST_P(LayerTest, MaxPoolGradient) {
   gradient_check(GetParam(), [] { return std::make_unique<MaxPool2d>(2, 2); }, Shape{{2, 3, 6, 6}}, false,
                  Inputs::kSeparated);
 }
+TEST_P(LayerTest, OverlappingMaxPoolGradient) {  // AlexNet's 3x3 stride 2 (oneDNN's pooling)
+  gradient_check(GetParam(), [] { return std::make_unique<MaxPool2d>(3, 2); }, Shape{{2, 2, 7, 7}}, false,
+                 Inputs::kSeparated);
+}
+TEST_P(LayerTest, MaxPoolOddSizeGradient) {  // rows/columns past the last window get no gradient
+  gradient_check(GetParam(), [] { return std::make_unique<MaxPool2d>(2, 2); }, Shape{{2, 2, 5, 7}}, false,
+                 Inputs::kSeparated);
+}
 TEST_P(LayerTest, DropoutGradient) {
   gradient_check(GetParam(), [] { return std::make_unique<Dropout>(0.7f); }, Shape{{3, 10}}, true);
 }

@@ -4,12 +4,14 @@
 // and execute. Dense layers use matmul so the weight gradient can accumulate through a
 // sum post-op; convolution weight gradients go through a small scratch buffer and an add.
 // N batch, I/O dense inputs/outputs, C/O conv in/out channels, H/W height/width, K kernel.
+#include <cstdlib>
 #include <dnnl.hpp>
 #include <unordered_map>
 #include <vector>
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "tiled_max_pool.hpp"
 
 namespace hpdl {
 namespace {
@@ -316,6 +318,8 @@ class OneDnnKernels final : public KernelFactory {
     return std::make_unique<DnnlConv>(*be_, d);
   }
   std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
+    if (!std::getenv("HPDL_ONEDNN_POOL"))
+      if (auto tiled = make_tiled_max_pool(d)) return tiled;  // see tiled_max_pool.hpp
     return std::make_unique<DnnlMaxPool>(*be_, d);
   }
   std::unique_ptr<ActivationKernel> activation(Activation a, int64_t n) override {
