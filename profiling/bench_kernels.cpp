@@ -54,21 +54,34 @@ void BM_Dense(benchmark::State& state) {
   const DenseDims d{state.range(1), state.range(2), state.range(3)};
   auto k = kernels->dense(d);
   auto x = filled(d.batch * d.in), w = filled(d.in * d.out), b = filled(d.out);
-  auto y = filled(d.batch * d.out), dx = filled(d.batch * d.in), dw = filled(d.in * d.out), db = filled(d.out);
+  auto y = filled(d.batch * d.out), dx = filled(d.batch * d.in), dw = filled(d.in * d.out),
+       db = filled(d.out);
   for (auto _ : state) {
     k->forward(x.data(), w.data(), b.data(), y.data());
     k->backward(x.data(), w.data(), y.data(), dx.data(), dw.data(), db.data());
   }
   state.SetItemsProcessed(state.iterations() * d.batch);
 }
-BENCHMARK(BM_Dense)->Args({1, 16, 784, 64})->Args({1, 64, 2450, 500})->Args({0, 16, 784, 64})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Dense)
+    ->Args({1, 16, 784, 64})
+    ->Args({1, 64, 2450, 500})
+    ->Args({0, 16, 784, 64})
+    ->Unit(benchmark::kMicrosecond);
 
 // Conv forward + backward (args: backend, batch, in_c, hw, out_c, kernel, pad): LeNet's conv2.
 void BM_Conv(benchmark::State& state) {
   auto kernels = make_kernel_factory(state.range(0) ? "onednn" : "reference");
-  const ConvDims d{state.range(1), state.range(2), state.range(3), state.range(3), state.range(4), state.range(5), 1, state.range(6)};
+  const ConvDims d{state.range(1),
+                   state.range(2),
+                   state.range(3),
+                   state.range(3),
+                   state.range(4),
+                   state.range(5),
+                   1,
+                   state.range(6)};
   auto k = kernels->conv(d);
-  auto x = filled(d.batch * d.in_c * d.in_h * d.in_w), w = filled(d.out_c * d.in_c * d.kernel * d.kernel);
+  auto x = filled(d.batch * d.in_c * d.in_h * d.in_w),
+       w = filled(d.out_c * d.in_c * d.kernel * d.kernel);
   auto b = filled(d.out_c), y = filled(d.batch * d.out_c * d.out_h() * d.out_w());
   auto dx = x, dw = w, db = b;
   for (auto _ : state) {

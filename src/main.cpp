@@ -8,23 +8,29 @@
 int main(int argc, char** argv) {
   CLI::App app{"hpdl: distributed deep-learning training with per-layer profiling"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("hpdl ") + hpdl::kVersion + " (" + hpdl::kGitHash + ")");
+  app.set_version_flag("--version",
+                       std::string("hpdl ") + hpdl::kVersion + " (" + hpdl::kGitHash + ")");
 
   hpdl::TrainArgs train;
-  CLI::App* train_cmd = app.add_subcommand("train", "Train a model described by a TOML config (run under mpirun/srun)");
+  CLI::App* train_cmd = app.add_subcommand(
+      "train", "Train a model described by a TOML config (run under mpirun/srun)");
   train_cmd->add_option("config", train.config, "TOML config file (see inputs/)")->required();
-  train_cmd->add_option("--set", train.sets, "Override a config key: --set optimizer.lr=0.01 (repeatable)");
-  train_cmd->add_flag("--overwrite", train.overwrite, "Replace a completed run in the same output directory");
+  train_cmd->add_option("--set", train.sets,
+                        "Override a config key: --set optimizer.lr=0.01 (repeatable)");
+  train_cmd->add_flag("--overwrite", train.overwrite,
+                      "Replace a completed run in the same output directory");
 
   CLI::App* convert = app.add_subcommand("convert", "Convert a dataset to hpdl's HDF5 schema");
   convert->require_subcommand(1);
   std::string images, labels, out, classes, dir;
-  CLI::App* mnist = convert->add_subcommand("mnist", "MNIST/Fashion-MNIST IDX files (.gz or plain) to HDF5");
+  CLI::App* mnist =
+      convert->add_subcommand("mnist", "MNIST/Fashion-MNIST IDX files (.gz or plain) to HDF5");
   mnist->add_option("images", images, "IDX image file")->required();
   mnist->add_option("labels", labels, "IDX label file")->required();
   mnist->add_option("out", out, "Output HDF5 file")->required();
   mnist->add_option("--classes", classes, "Comma-separated class names stored with the labels");
-  CLI::App* har = convert->add_subcommand("uci-har", "The original 'UCI HAR Dataset' folder to HDF5");
+  CLI::App* har =
+      convert->add_subcommand("uci-har", "The original 'UCI HAR Dataset' folder to HDF5");
   har->add_option("dir", dir, "The 'UCI HAR Dataset' folder")->required();
   har->add_option("out", out, "Output HDF5 file")->required();
 

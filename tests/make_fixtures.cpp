@@ -24,7 +24,8 @@ void write_split(const std::string& path, int64_t n, std::vector<hsize_t> sample
   for (int64_t i = 0; i < n; ++i) {
     y[i] = static_cast<int32_t>(i % 4);
     // class c lights up quarter c of the image, so the tiny model can learn it
-    for (int64_t j = 0; j < per; ++j) x[i * per + j] = 0.3f * rng.uniform() + ((j * 4 / per) == y[i] ? 1.0f : 0.0f);
+    for (int64_t j = 0; j < per; ++j)
+      x[i * per + j] = 0.3f * rng.uniform() + ((j * 4 / per) == y[i] ? 1.0f : 0.0f);
   }
   if (bad_label_row >= 0) y[bad_label_row] = 7;
   if (nan_row >= 0) x[nan_row * per + 3] = std::nanf("");
@@ -49,8 +50,10 @@ int main(int argc, char** argv) {
   write_split(d + "/wrong_shape.h5", 64, {3, 8, 8}, true);
   write_split(d + "/no_y.h5", 64, {1, 8, 8}, false);
   write_split(d + "/three.h5", 3, {1, 8, 8}, true);
-  std::ofstream(d + "/tiny.toml") << "[run]\nname = \"tiny\"\noutput_dir = \"" << d << "/outputs\"\nwatchdog_s = 60\n"
-                                  << "[data]\ntrain_file = \"" << d << "/train.h5\"\ntest_file = \"" << d << "/test.h5\"\n"
+  std::ofstream(d + "/tiny.toml") << "[run]\nname = \"tiny\"\noutput_dir = \"" << d
+                                  << "/outputs\"\nwatchdog_s = 60\n"
+                                  << "[data]\ntrain_file = \"" << d << "/train.h5\"\ntest_file = \""
+                                  << d << "/test.h5\"\n"
                                   << "[model]\ninput = [1, 8, 8]\nclasses = 4\n"
                                   << "[[model.layers]]\ntype = \"flatten\"\n"
                                   << "[[model.layers]]\ntype = \"dense\"\nunits = 16\n"

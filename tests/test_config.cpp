@@ -1,10 +1,10 @@
 // Config loading: defaults, overrides, and one error per kind of bad value, each naming
 // the key or file.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/error.hpp"
@@ -31,7 +31,8 @@ units = 3
 std::string write_config(const std::string& name, const std::string& text) {
   static int calls = 0;
   const std::string path = (std::filesystem::temp_directory_path() /
-                            ("hpdl_cfg_" + name + "_" + std::to_string(getpid()) + "_" + std::to_string(++calls) + ".toml"))
+                            ("hpdl_cfg_" + name + "_" + std::to_string(getpid()) + "_" +
+                             std::to_string(++calls) + ".toml"))
                                .string();
   std::ofstream(path) << text;
   return path;
@@ -47,8 +48,9 @@ std::string error_of(const std::string& text, const std::vector<std::string>& se
 }
 
 TEST(Config, DefaultsAndOverrides) {
-  const Config c = load_config(write_config("ok", kMinimal),
-                               {"optimizer.lr=0.5", "optimizer.name=adam", "train.batch=7", "run.name=\"x y\""});
+  const Config c =
+      load_config(write_config("ok", kMinimal),
+                  {"optimizer.lr=0.5", "optimizer.name=adam", "train.batch=7", "run.name=\"x y\""});
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.5);
   EXPECT_EQ(c.optimizer.name, "adam");
   EXPECT_EQ(c.train.batch, 7);
@@ -59,7 +61,8 @@ TEST(Config, DefaultsAndOverrides) {
 }
 
 TEST(Config, RunNameDefaultsToFileStem) {
-  EXPECT_EQ(load_config(write_config("stem", kMinimal), {}).run.name.rfind("hpdl_cfg_stem_", 0), 0u);
+  EXPECT_EQ(load_config(write_config("stem", kMinimal), {}).run.name.rfind("hpdl_cfg_stem_", 0),
+            0u);
 }
 
 TEST(Config, MissingFile) {
@@ -71,23 +74,30 @@ TEST(Config, MissingFile) {
   }
 }
 
-TEST(Config, Malformed) { EXPECT_NE(error_of("[model\ninput = ").find("malformed TOML"), std::string::npos); }
+TEST(Config, Malformed) {
+  EXPECT_NE(error_of("[model\ninput = ").find("malformed TOML"), std::string::npos);
+}
 
 TEST(Config, UnknownKey) {
-  EXPECT_NE(error_of(std::string(kMinimal) + "[optimizer]\nlrr = 1\n").find("unknown key 'lrr'"), std::string::npos);
+  EXPECT_NE(error_of(std::string(kMinimal) + "[optimizer]\nlrr = 1\n").find("unknown key 'lrr'"),
+            std::string::npos);
   EXPECT_NE(error_of(kMinimal, {"trian.batch=3"}).find("unknown key 'trian'"), std::string::npos);
 }
 
 TEST(Config, WrongTypeAndRange) {
-  EXPECT_NE(error_of(kMinimal, {"train.batch=\"big\""}).find("train.batch must be an integer"), std::string::npos);
-  EXPECT_NE(error_of(kMinimal, {"train.batch=0"}).find("train.batch = 0 is out of range"), std::string::npos);
+  EXPECT_NE(error_of(kMinimal, {"train.batch=\"big\""}).find("train.batch must be an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of(kMinimal, {"train.batch=0"}).find("train.batch = 0 is out of range"),
+            std::string::npos);
   EXPECT_NE(error_of(kMinimal, {"optimizer.lr=-0.1"}).find("optimizer.lr"), std::string::npos);
-  EXPECT_NE(error_of(kMinimal, {"optimizer.name=adagrad"}).find("not one of: sgd, adam"), std::string::npos);
+  EXPECT_NE(error_of(kMinimal, {"optimizer.name=adagrad"}).find("not one of: sgd, adam"),
+            std::string::npos);
   EXPECT_NE(error_of(kMinimal, {"badoverride"}).find("key=value"), std::string::npos);
 }
 
 TEST(Config, UnknownLayerTypeAndLayerKey) {
-  Config c = load_config(write_config("layer", std::string(kMinimal) + "[[model.layers]]\ntype = \"dense2\"\n"), {});
+  Config c = load_config(
+      write_config("layer", std::string(kMinimal) + "[[model.layers]]\ntype = \"dense2\"\n"), {});
   try {
     build_model(c.model, 2, "reference");
     FAIL();
@@ -95,7 +105,10 @@ TEST(Config, UnknownLayerTypeAndLayerKey) {
     EXPECT_NE(std::string(e.what()).find("unknown layer type 'dense2'"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("model.layers[2]"), std::string::npos);
   }
-  Config c2 = load_config(write_config("layerkey", std::string(kMinimal) + "[[model.layers]]\ntype = \"relu\"\nunits = 3\n"), {});
+  Config c2 =
+      load_config(write_config("layerkey", std::string(kMinimal) +
+                                               "[[model.layers]]\ntype = \"relu\"\nunits = 3\n"),
+                  {});
   try {
     build_model(c2.model, 2, "reference");
     FAIL();

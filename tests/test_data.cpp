@@ -22,7 +22,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("hpdl_test_" + name + "_" + std::to_string(getpid()));
+  const fs::path p =
+      fs::temp_directory_path() / ("hpdl_test_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
@@ -65,7 +66,8 @@ TEST(ConvertMnist, GzippedIdxToHdf5) {
 TEST(ConvertMnist, RejectsWrongMagic) {
   const fs::path d = temp_dir("mnist_bad");
   std::ofstream(d / "img") << "not an idx file at all";
-  EXPECT_THROW(convert_mnist((d / "img").string(), (d / "img").string(), (d / "o.h5").string(), {}), Error);
+  EXPECT_THROW(convert_mnist((d / "img").string(), (d / "img").string(), (d / "o.h5").string(), {}),
+               Error);
   EXPECT_FALSE(fs::exists(d / "o.h5"));
 }
 
@@ -80,7 +82,10 @@ void write_har(const fs::path& root, const std::string& split, int N, int T) {
       for (int t = 0; t < T; ++t) {
         const double v = i + t / 100.0 + c / 1000.0;
         // mix the original "2.5717778e-001" notation with plain decimals
-        if (t % 2) f << "  " << std::scientific << v; else f << " " << std::fixed << v;
+        if (t % 2)
+          f << "  " << std::scientific << v;
+        else
+          f << " " << std::fixed << v;
       }
       f << "\n";
     }
@@ -115,12 +120,15 @@ TEST(ConvertUciHar, BadFilesNameFileAndLine) {
   const fs::path d = temp_dir("har_bad");
   write_har(d, "train", 4, 5);
   write_har(d, "test", 2, 5);
-  std::ofstream(d / "train" / "Inertial Signals" / "body_gyro_y_train.txt", std::ios::app) << "1 2 3\n";
+  std::ofstream(d / "train" / "Inertial Signals" / "body_gyro_y_train.txt", std::ios::app)
+      << "1 2 3\n";
   try {
     convert_uci_har(d.string(), (d / "o.h5").string());
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("body_gyro_y_train.txt:5: 3 values, expected 5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("body_gyro_y_train.txt:5: 3 values, expected 5"),
+              std::string::npos)
+        << e.what();
   }
   std::ofstream(d / "train" / "Inertial Signals" / "body_gyro_y_train.txt") << "1 2 x 4 5\n";
   try {
@@ -176,7 +184,8 @@ TEST(Reader, RowsAndValidation) {
   EXPECT_EQ(by[3], 1);
   EXPECT_EQ(s.validate(0, 7, 4), "");
   EXPECT_NE(s.validate(0, 10, 4).find("x[7] holds NaN"), std::string::npos);
-  EXPECT_NE(s.validate(8, 10, 4).find("y[8] = 9 is outside the class range 0..3"), std::string::npos);
+  EXPECT_NE(s.validate(8, 10, 4).find("y[8] = 9 is outside the class range 0..3"),
+            std::string::npos);
   EXPECT_THROW(H5Split(out, "/train"), Error);
   EXPECT_THROW(H5Split((d / "missing.h5").string(), "/"), Error);
 }
@@ -187,7 +196,8 @@ TEST(BatchPlan, RankSlicesPartitionTheGlobalBatch) {
     BatchPlan one(rows, batch, 0, 1);
     one.begin_epoch(5, 2);
     std::vector<BatchPlan> plans;
-    for (int r = 0; r < ranks; ++r) plans.emplace_back(rows, batch, r, ranks), plans.back().begin_epoch(5, 2);
+    for (int r = 0; r < ranks; ++r)
+      plans.emplace_back(rows, batch, r, ranks), plans.back().begin_epoch(5, 2);
     for (int64_t s = 0; s < one.steps_per_epoch(); ++s) {
       auto all = one.local_rows(s);
       std::multiset<int64_t> want(all.begin(), all.end()), got;

@@ -96,41 +96,55 @@ void gradient_check(const std::string& backend, std::function<std::unique_ptr<La
 class LayerTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LayerTest, DenseGradient) {
-  gradient_check(GetParam(), [] { return std::make_unique<Dense>(5, Init::kGlorotUniform); }, Shape{{3, 7}});
+  gradient_check(
+      GetParam(), [] { return std::make_unique<Dense>(5, Init::kGlorotUniform); }, Shape{{3, 7}});
 }
 TEST_P(LayerTest, DenseOnImageInputGradient) {
-  gradient_check(GetParam(), [] { return std::make_unique<Dense>(4, Init::kGlorotUniform); }, Shape{{2, 2, 3, 3}});
+  gradient_check(
+      GetParam(), [] { return std::make_unique<Dense>(4, Init::kGlorotUniform); },
+      Shape{{2, 2, 3, 3}});
 }
 TEST_P(LayerTest, ReluGradient) {
-  gradient_check(GetParam(), [] { return std::make_unique<ActivationLayer>(Activation::kRelu); }, Shape{{4, 9}},
-                 false, Inputs::kSeparated);
+  gradient_check(
+      GetParam(), [] { return std::make_unique<ActivationLayer>(Activation::kRelu); },
+      Shape{{4, 9}}, false, Inputs::kSeparated);
 }
 TEST_P(LayerTest, TanhGradient) {
-  gradient_check(GetParam(), [] { return std::make_unique<ActivationLayer>(Activation::kTanh); }, Shape{{4, 9}});
+  gradient_check(
+      GetParam(), [] { return std::make_unique<ActivationLayer>(Activation::kTanh); },
+      Shape{{4, 9}});
 }
 TEST_P(LayerTest, SigmoidGradient) {
-  gradient_check(GetParam(), [] { return std::make_unique<ActivationLayer>(Activation::kSigmoid); }, Shape{{4, 9}});
+  gradient_check(
+      GetParam(), [] { return std::make_unique<ActivationLayer>(Activation::kSigmoid); },
+      Shape{{4, 9}});
 }
 TEST_P(LayerTest, Conv2dGradient) {
-  gradient_check(GetParam(), [] { return std::make_unique<Conv2d>(3, 3, 1, 1); }, Shape{{2, 2, 6, 6}});
+  gradient_check(
+      GetParam(), [] { return std::make_unique<Conv2d>(3, 3, 1, 1); }, Shape{{2, 2, 6, 6}});
 }
 TEST_P(LayerTest, Conv2dStridedGradient) {
-  gradient_check(GetParam(), [] { return std::make_unique<Conv2d>(4, 3, 2, 0); }, Shape{{2, 3, 7, 7}});
+  gradient_check(
+      GetParam(), [] { return std::make_unique<Conv2d>(4, 3, 2, 0); }, Shape{{2, 3, 7, 7}});
 }
 TEST_P(LayerTest, MaxPoolGradient) {
-  gradient_check(GetParam(), [] { return std::make_unique<MaxPool2d>(2, 2); }, Shape{{2, 3, 6, 6}}, false,
-                 Inputs::kSeparated);
+  gradient_check(
+      GetParam(), [] { return std::make_unique<MaxPool2d>(2, 2); }, Shape{{2, 3, 6, 6}}, false,
+      Inputs::kSeparated);
 }
 TEST_P(LayerTest, OverlappingMaxPoolGradient) {  // AlexNet's 3x3 stride 2 (oneDNN's pooling)
-  gradient_check(GetParam(), [] { return std::make_unique<MaxPool2d>(3, 2); }, Shape{{2, 2, 7, 7}}, false,
-                 Inputs::kSeparated);
+  gradient_check(
+      GetParam(), [] { return std::make_unique<MaxPool2d>(3, 2); }, Shape{{2, 2, 7, 7}}, false,
+      Inputs::kSeparated);
 }
 TEST_P(LayerTest, MaxPoolOddSizeGradient) {  // rows/columns past the last window get no gradient
-  gradient_check(GetParam(), [] { return std::make_unique<MaxPool2d>(2, 2); }, Shape{{2, 2, 5, 7}}, false,
-                 Inputs::kSeparated);
+  gradient_check(
+      GetParam(), [] { return std::make_unique<MaxPool2d>(2, 2); }, Shape{{2, 2, 5, 7}}, false,
+      Inputs::kSeparated);
 }
 TEST_P(LayerTest, DropoutGradient) {
-  gradient_check(GetParam(), [] { return std::make_unique<Dropout>(0.7f); }, Shape{{3, 10}}, true);
+  gradient_check(
+      GetParam(), [] { return std::make_unique<Dropout>(0.7f); }, Shape{{3, 10}}, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LayerTest, ::testing::Values("reference", "onednn"));
@@ -156,7 +170,8 @@ TEST(Loss, SoftmaxCrossEntropyGradientAndValue) {
   const float logits[6] = {1, 2, 3, 0, 0, 0};
   const int32_t labels[2] = {2, 0};
   const double l = loss.forward(logits, labels, 2);
-  const double expect = -std::log(std::exp(3.0) / (std::exp(1.0) + std::exp(2.0) + std::exp(3.0))) + std::log(3.0);
+  const double expect =
+      -std::log(std::exp(3.0) / (std::exp(1.0) + std::exp(2.0) + std::exp(3.0))) + std::log(3.0);
   EXPECT_NEAR(l, expect, 1e-6);
   float d[6];
   loss.backward(labels, 0.5f, d);
@@ -179,7 +194,8 @@ TEST(Parity, LeNetLikeModelReferenceVsOneDnn) {
     ls.push_back(std::make_unique<ActivationLayer>(Activation::kSigmoid));
     ls.push_back(std::make_unique<Dense>(5, Init::kGlorotUniform));
     for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-    auto m = std::make_unique<Model>(std::move(ls), Shape{{4, 3, 12, 12}}, make_kernel_factory(backend));
+    auto m =
+        std::make_unique<Model>(std::move(ls), Shape{{4, 3, 12, 12}}, make_kernel_factory(backend));
     m->init_params(3);
     return m;
   };
@@ -225,7 +241,8 @@ TEST(Contract, BackwardAccumulatesParameterGradients) {
     m.backward(Pass{});
     std::vector<float> once(m.grads().begin(), m.grads().end());
     m.backward(Pass{});
-    for (int64_t i = 0; i < m.num_params(); ++i) EXPECT_NEAR(m.grads()[i], 2 * once[i], 1e-5) << backend;
+    for (int64_t i = 0; i < m.num_params(); ++i)
+      EXPECT_NEAR(m.grads()[i], 2 * once[i], 1e-5) << backend;
   }
 }
 

@@ -62,9 +62,7 @@ seed = 3
 epochs = 2
 )";
 
-std::string dir_name() {
-  return (fs::temp_directory_path() / "hpdl_equivalence").string();
-}
+std::string dir_name() { return (fs::temp_directory_path() / "hpdl_equivalence").string(); }
 
 // Rank 0 writes the data and the config; everyone reads them.
 std::string prepare(const Comm& world) {
@@ -91,7 +89,8 @@ std::string prepare(const Comm& world) {
 
 std::vector<float> train(const Config& cfg, const Comm& comm) {
   H5Split data(cfg.data.train_file, "/");
-  const int64_t local = BatchPlan(data.size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
+  const int64_t local =
+      BatchPlan(data.size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
   auto model = build_model(cfg.model, local, cfg.run.backend);
   model->init_params(cfg.train.seed);
   Watchdog watchdog(60, comm.rank());
@@ -107,12 +106,14 @@ TEST_P(Equivalence, NRanksMatchOneRank) {
   const auto [batch, backend] = GetParam();
   Comm world(MPI_COMM_WORLD), self(MPI_COMM_SELF);
   const std::string path = prepare(world);
-  const Config cfg = load_config(path, {"train.batch=" + std::to_string(batch), "run.backend=\"" + backend + "\""});
+  const Config cfg = load_config(
+      path, {"train.batch=" + std::to_string(batch), "run.backend=\"" + backend + "\""});
   const std::vector<float> distributed = train(cfg, world);
   const std::vector<float> single = train(cfg, self);
   ASSERT_EQ(distributed.size(), single.size());
   double max_diff = 0;
-  for (size_t i = 0; i < single.size(); ++i) max_diff = std::max(max_diff, double(std::abs(distributed[i] - single[i])));
+  for (size_t i = 0; i < single.size(); ++i)
+    max_diff = std::max(max_diff, double(std::abs(distributed[i] - single[i])));
   EXPECT_LT(max_diff, 2e-5) << "rank " << world.rank() << " of " << world.size();
   // All ranks hold identical parameters (bitwise: the same reduced gradients and update).
   std::vector<float> r0 = distributed;
@@ -122,12 +123,14 @@ TEST_P(Equivalence, NRanksMatchOneRank) {
   auto fresh = build_model(cfg.model, 1, cfg.run.backend);
   fresh->init_params(cfg.train.seed);
   double moved = 0;
-  for (size_t i = 0; i < single.size(); ++i) moved = std::max(moved, double(std::abs(single[i] - fresh->params()[i])));
+  for (size_t i = 0; i < single.size(); ++i)
+    moved = std::max(moved, double(std::abs(single[i] - fresh->params()[i])));
   EXPECT_GT(moved, 1e-3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Batches, Equivalence,
-                         ::testing::Combine(::testing::Values(12, 10), ::testing::Values("onednn", "reference")));
+                         ::testing::Combine(::testing::Values(12, 10),
+                                            ::testing::Values("onednn", "reference")));
 
 }  // namespace
 

@@ -35,7 +35,8 @@ void apply_override(toml::table& root, const std::string& item, const std::strin
       table->insert(path[i], toml::table{});
       n = table->get(path[i]);
     }
-    if (!n->is_table()) throw Error(where + ": --set " + key + ": '" + path[i] + "' is not a table");
+    if (!n->is_table())
+      throw Error(where + ": --set " + key + ": '" + path[i] + "' is not a table");
     table = n->as_table();
   }
   // The value is parsed as TOML ("0.1", "true", "[1, 28, 28]", "\"adam\""); a bare word
@@ -64,8 +65,8 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   try {
     c.resolved = toml::parse_file(path);
   } catch (const toml::parse_error& err) {
-    throw Error(where + ":" + std::to_string(err.source().begin.line) + ": malformed TOML: " +
-                std::string(err.description()));
+    throw Error(where + ":" + std::to_string(err.source().begin.line) +
+                ": malformed TOML: " + std::string(err.description()));
   }
   for (const auto& o : overrides) apply_override(c.resolved, o, where);
 

@@ -13,8 +13,8 @@ void fail_call(const char* file, int line, const std::string& what, const std::s
   std::string where = file;
   const auto pos = where.find("/src/");
   if (pos != std::string::npos) where = where.substr(pos + 1);
-  throw Error("rank " + std::to_string(g_rank) + ": " + where + ":" + std::to_string(line) +
-              ": " + what + ": " + detail);
+  throw Error("rank " + std::to_string(g_rank) + ": " + where + ":" + std::to_string(line) + ": " +
+              what + ": " + detail);
 }
 
 }  // namespace hpdl

@@ -19,7 +19,8 @@ struct GzFile {
   }
   void read(void* dst, size_t n) {
     const int got = gzread(f, dst, static_cast<unsigned>(n));
-    if (got < 0 || static_cast<size_t>(got) != n) throw Error(path + ": truncated or unreadable IDX file");
+    if (got < 0 || static_cast<size_t>(got) != n)
+      throw Error(path + ": truncated or unreadable IDX file");
   }
   uint32_t read_be32() {
     unsigned char b[4];
@@ -35,8 +36,10 @@ struct GzFile {
 int64_t convert_mnist(const std::string& images, const std::string& labels, const std::string& out,
                       const std::vector<std::string>& class_names) {
   GzFile fi(images), fl(labels);
-  if (fi.read_be32() != 0x803) throw Error(images + ": not an IDX image file (magic != 0x00000803)");
-  if (fl.read_be32() != 0x801) throw Error(labels + ": not an IDX label file (magic != 0x00000801)");
+  if (fi.read_be32() != 0x803)
+    throw Error(images + ": not an IDX image file (magic != 0x00000803)");
+  if (fl.read_be32() != 0x801)
+    throw Error(labels + ": not an IDX label file (magic != 0x00000801)");
   const int64_t n = fi.read_be32(), h = fi.read_be32(), w = fi.read_be32();
   const int64_t nl = fl.read_be32();
   if (n != nl) {

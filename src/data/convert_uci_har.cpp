@@ -49,7 +49,8 @@ std::vector<std::vector<float>> parse_rows(const fs::path& p) {
     if (row.empty()) continue;  // blank lines
     if (!rows.empty() && row.size() != rows[0].size()) {
       throw Error("UCI HAR: " + p.string() + ":" + std::to_string(lineno) + ": " +
-                  std::to_string(row.size()) + " values, expected " + std::to_string(rows[0].size()));
+                  std::to_string(row.size()) + " values, expected " +
+                  std::to_string(rows[0].size()));
     }
     rows.push_back(std::move(row));
   }
@@ -82,9 +83,10 @@ Split read_split(const fs::path& dir, const std::string& split) {
   s.n = static_cast<int64_t>(sig[0].size());
   s.steps = static_cast<int64_t>(sig[0][0].size());
   for (int64_t c = 1; c < C; ++c) {
-    if (static_cast<int64_t>(sig[c].size()) != s.n || static_cast<int64_t>(sig[c][0].size()) != s.steps) {
-      throw Error("UCI HAR: " + split + "/" + ch[c] + " has " + std::to_string(sig[c].size()) + "x" +
-                  std::to_string(sig[c][0].size()) + " values, " + ch[0] + " has " +
+    if (static_cast<int64_t>(sig[c].size()) != s.n ||
+        static_cast<int64_t>(sig[c][0].size()) != s.steps) {
+      throw Error("UCI HAR: " + split + "/" + ch[c] + " has " + std::to_string(sig[c].size()) +
+                  "x" + std::to_string(sig[c][0].size()) + " values, " + ch[0] + " has " +
                   std::to_string(s.n) + "x" + std::to_string(s.steps));
     }
   }
@@ -112,7 +114,7 @@ Split read_split(const fs::path& dir, const std::string& split) {
 
 std::vector<std::string> activity_names(const fs::path& dir) {
   std::vector<std::string> names = {"WALKING", "WALKING_UPSTAIRS", "WALKING_DOWNSTAIRS",
-                                    "SITTING", "STANDING", "LAYING"};
+                                    "SITTING", "STANDING",         "LAYING"};
   std::ifstream in(dir / "activity_labels.txt");
   int id;
   std::string name;
@@ -124,9 +126,9 @@ std::vector<std::string> activity_names(const fs::path& dir) {
 }  // namespace
 
 const std::vector<std::string>& uci_har_channels() {
-  static const std::vector<std::string> kChannels = {
-      "body_acc_x",  "body_acc_y",  "body_acc_z",  "body_gyro_x", "body_gyro_y",
-      "body_gyro_z", "total_acc_x", "total_acc_y", "total_acc_z"};
+  static const std::vector<std::string> kChannels = {"body_acc_x",  "body_acc_y",  "body_acc_z",
+                                                     "body_gyro_x", "body_gyro_y", "body_gyro_z",
+                                                     "total_acc_x", "total_acc_y", "total_acc_z"};
   return kChannels;
 }
 
@@ -153,7 +155,8 @@ UciHarCounts convert_uci_har(const std::string& dir, const std::string& out) {
       H5Id g = h5_create_group(f, s == &train ? "train" : "test");
       h5_write(g.get(), "x", s->x.data(), {hsize_t(s->n), hsize_t(s->steps), hsize_t(C)});
       h5_write(g.get(), "y", s->y.data(), {hsize_t(s->n)});
-      H5Id x(H5Dopen2(g.get(), "x", H5P_DEFAULT), H5Dclose), y(H5Dopen2(g.get(), "y", H5P_DEFAULT), H5Dclose);
+      H5Id x(H5Dopen2(g.get(), "x", H5P_DEFAULT), H5Dclose),
+          y(H5Dopen2(g.get(), "y", H5P_DEFAULT), H5Dclose);
       h5_write_attr(x.get(), "mean", mean);
       h5_write_attr(x.get(), "std", stdev);
       h5_write_attr(x.get(), "channels", uci_har_channels());

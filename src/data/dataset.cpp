@@ -28,14 +28,16 @@ H5Split::H5Split(const std::string& file, const std::string& group) {
 
   const int xr = H5Sget_simple_extent_ndims(x_space_.get());
   const int yr = H5Sget_simple_extent_ndims(y_space_.get());
-  if (xr < 2) throw Error(where_ + "x must have rank >= 2 ([N, ...]), has rank " + std::to_string(xr));
+  if (xr < 2)
+    throw Error(where_ + "x must have rank >= 2 ([N, ...]), has rank " + std::to_string(xr));
   if (yr != 1) throw Error(where_ + "y must have rank 1 ([N]), has rank " + std::to_string(yr));
   std::vector<hsize_t> xd(xr);
   hsize_t yd = 0;
   H5Sget_simple_extent_dims(x_space_.get(), xd.data(), nullptr);
   H5Sget_simple_extent_dims(y_space_.get(), &yd, nullptr);
   if (xd[0] != yd) {
-    throw Error(where_ + "x has " + std::to_string(xd[0]) + " rows but y has " + std::to_string(yd));
+    throw Error(where_ + "x has " + std::to_string(xd[0]) + " rows but y has " +
+                std::to_string(yd));
   }
   {
     H5Id tx(H5Dget_type(x_.get()), H5Tclose), ty(H5Dget_type(y_.get()), H5Tclose);
@@ -55,7 +57,8 @@ std::vector<std::string> H5Split::class_names() const {
 void H5Split::read(hid_t fsx, hid_t fsy, int64_t n, float* x, int32_t* y) {
   const hsize_t mx[2] = {static_cast<hsize_t>(n), static_cast<hsize_t>(per_sample_)};
   const hsize_t my = static_cast<hsize_t>(n);
-  H5Id memx(H5Screate_simple(2, mx, nullptr), H5Sclose), memy(H5Screate_simple(1, &my, nullptr), H5Sclose);
+  H5Id memx(H5Screate_simple(2, mx, nullptr), H5Sclose),
+      memy(H5Screate_simple(1, &my, nullptr), H5Sclose);
   if (H5Dread(x_.get(), H5T_NATIVE_FLOAT, memx.get(), fsx, H5P_DEFAULT, x) < 0 ||
       H5Dread(y_.get(), H5T_NATIVE_INT32, memy.get(), fsy, H5P_DEFAULT, y) < 0) {
     fail_call(__FILE__, __LINE__, "H5Dread(" + where_ + ")", h5_error_text());

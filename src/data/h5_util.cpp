@@ -66,8 +66,9 @@ void write_dataset(hid_t loc, const std::string& name, hid_t file_type, hid_t me
                    const void* data, const std::vector<hsize_t>& dims) {
   H5Id space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   if (!space.valid()) fail_call(__FILE__, __LINE__, "H5Screate_simple", h5_error_text());
-  H5Id ds(H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-          H5Dclose);
+  H5Id ds(
+      H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
   if (!ds.valid()) fail_call(__FILE__, __LINE__, "H5Dcreate2(" + name + ")", h5_error_text());
   HPDL_CHECK_H5(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
 }
@@ -80,11 +81,13 @@ H5Id make_attr(hid_t obj, const std::string& name, hid_t type, hid_t space) {
 }
 }  // namespace
 
-void h5_write(hid_t loc, const std::string& name, const float* data, const std::vector<hsize_t>& dims) {
+void h5_write(hid_t loc, const std::string& name, const float* data,
+              const std::vector<hsize_t>& dims) {
   write_dataset(loc, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data, dims);
 }
 
-void h5_write(hid_t loc, const std::string& name, const int32_t* data, const std::vector<hsize_t>& dims) {
+void h5_write(hid_t loc, const std::string& name, const int32_t* data,
+              const std::vector<hsize_t>& dims) {
   write_dataset(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, data, dims);
 }
 

@@ -89,16 +89,19 @@ class DnnlDense final : public DenseKernel {
       const auto w = plain({O, I}, tag::ab);
       const auto dyt = memory::desc({O, N}, dt::f32, memory::dims{1, O});  // dy[N,O] as dy^T
       auto attr = user_scratchpad();
-      fwd_ = make_step<dnnl::matmul>(be, dnnl::matmul::primitive_desc({x, wt, bias, y}, attr, be.engine),
-                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, y}});
-      bwd_data_ = make_step<dnnl::matmul>(be, dnnl::matmul::primitive_desc({y, w, x}, attr, be.engine),
-                       {{DNNL_ARG_SRC, y}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, x}});
+      fwd_ = make_step<dnnl::matmul>(
+          be, dnnl::matmul::primitive_desc({x, wt, bias, y}, attr, be.engine),
+          {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, y}});
+      bwd_data_ =
+          make_step<dnnl::matmul>(be, dnnl::matmul::primitive_desc({y, w, x}, attr, be.engine),
+                                  {{DNNL_ARG_SRC, y}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, x}});
       dnnl::post_ops accumulate;
       accumulate.append_sum(1.0f);
       auto acc_attr = user_scratchpad();
       acc_attr.set_post_ops(accumulate);
-      bwd_w_ = make_step<dnnl::matmul>(be, dnnl::matmul::primitive_desc({dyt, x, w}, acc_attr, be.engine),
-                    {{DNNL_ARG_SRC, dyt}, {DNNL_ARG_WEIGHTS, x}, {DNNL_ARG_DST, w}});
+      bwd_w_ = make_step<dnnl::matmul>(
+          be, dnnl::matmul::primitive_desc({dyt, x, w}, acc_attr, be.engine),
+          {{DNNL_ARG_SRC, dyt}, {DNNL_ARG_WEIGHTS, x}, {DNNL_ARG_DST, w}});
       return 0;
     });
   }
@@ -136,8 +139,9 @@ class Relayout {
     buffer_.resize(wanted.get_size() / sizeof(float) + 1);
     const memory::desc& from = to_plain ? wanted : plain;
     const memory::desc& to = to_plain ? plain : wanted;
-    reorder_ = Step(be, dnnl::reorder(dnnl::reorder::primitive_desc(be.engine, from, be.engine, to)),
-                    memory::desc(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+    reorder_ =
+        Step(be, dnnl::reorder(dnnl::reorder::primitive_desc(be.engine, from, be.engine, to)),
+             memory::desc(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
   }
   // Input side: the data of `plain` in the wanted layout.
   const void* in(const void* plain) {
@@ -167,8 +171,8 @@ class DnnlConv final : public ConvKernel {
  public:
   DnnlConv(Backend& be, const ConvDims& d)
       : dw_scratch_(d.out_c * d.in_c * d.kernel * d.kernel), db_scratch_(d.out_c) {
-    const memory::dim N = d.batch, C = d.in_c, H = d.in_h, W = d.in_w, O = d.out_c,
-                      K = d.kernel, OH = d.out_h(), OW = d.out_w();
+    const memory::dim N = d.batch, C = d.in_c, H = d.in_h, W = d.in_w, O = d.out_c, K = d.kernel,
+                      OH = d.out_h(), OW = d.out_w();
     build("conv2d", [&] {
       const auto x = plain({N, C, H, W}, tag::nchw), y = plain({N, O, OH, OW}, tag::nchw);
       const auto w = plain({O, C, K, K}, tag::oihw), b = plain({O}, tag::x);
@@ -178,20 +182,28 @@ class DnnlConv final : public ConvKernel {
       const auto attr = user_scratchpad();
       const auto algo = dnnl::algorithm::convolution_direct;
       dnnl::convolution_forward::primitive_desc fpd(
-          {dnnl::prop_kind::forward_training, algo, xa, wa, b, ya, stride, pad, pad}, attr, be.engine);
-      dnnl::convolution_backward_data::primitive_desc dpd({algo, xa, wa, ya, stride, pad, pad}, attr,
-                                                          be.engine, fpd);
-      dnnl::convolution_backward_weights::primitive_desc wpd({algo, xa, wa, b, ya, stride, pad, pad},
-                                                             attr, be.engine, fpd);
+          {dnnl::prop_kind::forward_training, algo, xa, wa, b, ya, stride, pad, pad}, attr,
+          be.engine);
+      dnnl::convolution_backward_data::primitive_desc dpd({algo, xa, wa, ya, stride, pad, pad},
+                                                          attr, be.engine, fpd);
+      dnnl::convolution_backward_weights::primitive_desc wpd(
+          {algo, xa, wa, b, ya, stride, pad, pad}, attr, be.engine, fpd);
       fwd_ = make_step<dnnl::convolution_forward>(be, fpd,
-          {{DNNL_ARG_SRC, fpd.src_desc()}, {DNNL_ARG_WEIGHTS, fpd.weights_desc()},
-           {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, fpd.dst_desc()}});
-      bwd_data_ = make_step<dnnl::convolution_backward_data>(be, dpd,
-          {{DNNL_ARG_DIFF_DST, dpd.diff_dst_desc()}, {DNNL_ARG_WEIGHTS, dpd.weights_desc()},
-           {DNNL_ARG_DIFF_SRC, dpd.diff_src_desc()}});
-      bwd_w_ = make_step<dnnl::convolution_backward_weights>(be, wpd,
-          {{DNNL_ARG_SRC, wpd.src_desc()}, {DNNL_ARG_DIFF_DST, wpd.diff_dst_desc()},
-           {DNNL_ARG_DIFF_WEIGHTS, wpd.diff_weights_desc()}, {DNNL_ARG_DIFF_BIAS, b}});
+                                                  {{DNNL_ARG_SRC, fpd.src_desc()},
+                                                   {DNNL_ARG_WEIGHTS, fpd.weights_desc()},
+                                                   {DNNL_ARG_BIAS, b},
+                                                   {DNNL_ARG_DST, fpd.dst_desc()}});
+      bwd_data_ =
+          make_step<dnnl::convolution_backward_data>(be, dpd,
+                                                     {{DNNL_ARG_DIFF_DST, dpd.diff_dst_desc()},
+                                                      {DNNL_ARG_WEIGHTS, dpd.weights_desc()},
+                                                      {DNNL_ARG_DIFF_SRC, dpd.diff_src_desc()}});
+      bwd_w_ = make_step<dnnl::convolution_backward_weights>(
+          be, wpd,
+          {{DNNL_ARG_SRC, wpd.src_desc()},
+           {DNNL_ARG_DIFF_DST, wpd.diff_dst_desc()},
+           {DNNL_ARG_DIFF_WEIGHTS, wpd.diff_weights_desc()},
+           {DNNL_ARG_DIFF_BIAS, b}});
       x_fwd_ = Relayout(be, x, fpd.src_desc(), false);
       w_fwd_ = Relayout(be, w, fpd.weights_desc(), false);
       y_fwd_ = Relayout(be, y, fpd.dst_desc(), true);
@@ -208,7 +220,9 @@ class DnnlConv final : public ConvKernel {
   }
 
   void forward(const float* x, const float* w, const float* b, float* y) override {
-    fwd_.run({{DNNL_ARG_SRC, x_fwd_.in(x)}, {DNNL_ARG_WEIGHTS, w_fwd_.in(w)}, {DNNL_ARG_BIAS, b},
+    fwd_.run({{DNNL_ARG_SRC, x_fwd_.in(x)},
+              {DNNL_ARG_WEIGHTS, w_fwd_.in(w)},
+              {DNNL_ARG_BIAS, b},
               {DNNL_ARG_DST, y_fwd_.target(y)}});
     y_fwd_.finish(y);
   }
@@ -218,7 +232,8 @@ class DnnlConv final : public ConvKernel {
     const void* dy_blocked = nullptr;
     if (dx) {
       dy_blocked = dy_data_.in(dy);
-      bwd_data_.run({{DNNL_ARG_DIFF_DST, dy_blocked}, {DNNL_ARG_WEIGHTS, w_data_.in(w)},
+      bwd_data_.run({{DNNL_ARG_DIFF_DST, dy_blocked},
+                     {DNNL_ARG_WEIGHTS, w_data_.in(w)},
                      {DNNL_ARG_DIFF_SRC, dx_data_.target(dx)}});
       dx_data_.finish(dx);
     }
@@ -226,12 +241,13 @@ class DnnlConv final : public ConvKernel {
     const void* xw = x_shared_ ? x_fwd_.last(x) : x_w_.in(x);
     const void* dyw = dy_shared_ && dy_blocked ? dy_blocked : dy_w_.in(dy);
     // oneDNN overwrites weight gradients; the kernel contract accumulates.
-    bwd_w_.run({{DNNL_ARG_SRC, xw}, {DNNL_ARG_DIFF_DST, dyw},
+    bwd_w_.run({{DNNL_ARG_SRC, xw},
+                {DNNL_ARG_DIFF_DST, dyw},
                 {DNNL_ARG_DIFF_WEIGHTS, dw_w_.target(dw_scratch_.data())},
                 {DNNL_ARG_DIFF_BIAS, db_scratch_.data()}});
     dw_w_.finish(dw_scratch_.data());
     const int64_t nw = static_cast<int64_t>(dw_scratch_.size());
-#pragma omp parallel for simd if (parallel: nw > 16384)
+#pragma omp parallel for simd if (parallel : nw > 16384)
     for (int64_t i = 0; i < nw; ++i) dw[i] += dw_scratch_[i];
     for (size_t o = 0; o < db_scratch_.size(); ++o) db[o] += db_scratch_[o];
   }
@@ -254,13 +270,16 @@ class DnnlMaxPool final : public MaxPoolKernel {
       const auto attr = user_scratchpad();
       const auto algo = dnnl::algorithm::pooling_max;
       dnnl::pooling_forward::primitive_desc fpd(
-          {dnnl::prop_kind::forward_training, algo, x, y, stride, kernel, pad, pad}, attr, be.engine);
+          {dnnl::prop_kind::forward_training, algo, x, y, stride, kernel, pad, pad}, attr,
+          be.engine);
       const memory::desc ws = fpd.workspace_desc();
       workspace_.resize(ws.get_size() / sizeof(float) + 1);
-      fwd_ = make_step<dnnl::pooling_forward>(be, fpd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}, {DNNL_ARG_WORKSPACE, ws}});
+      fwd_ = make_step<dnnl::pooling_forward>(
+          be, fpd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}, {DNNL_ARG_WORKSPACE, ws}});
       dnnl::pooling_backward::primitive_desc bpd({algo, x, y, stride, kernel, pad, pad}, attr,
                                                  be.engine, fpd);
-      bwd_ = make_step<dnnl::pooling_backward>(be, bpd, {{DNNL_ARG_DIFF_DST, y}, {DNNL_ARG_DIFF_SRC, x}, {DNNL_ARG_WORKSPACE, ws}});
+      bwd_ = make_step<dnnl::pooling_backward>(
+          be, bpd, {{DNNL_ARG_DIFF_DST, y}, {DNNL_ARG_DIFF_SRC, x}, {DNNL_ARG_WORKSPACE, ws}});
       return 0;
     });
   }
@@ -268,7 +287,9 @@ class DnnlMaxPool final : public MaxPoolKernel {
     fwd_.run({{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}, {DNNL_ARG_WORKSPACE, workspace_.data()}});
   }
   void backward(const float* dy, float* dx) override {
-    bwd_.run({{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, dx}, {DNNL_ARG_WORKSPACE, workspace_.data()}});
+    bwd_.run({{DNNL_ARG_DIFF_DST, dy},
+              {DNNL_ARG_DIFF_SRC, dx},
+              {DNNL_ARG_WORKSPACE, workspace_.data()}});
   }
 
  private:
@@ -291,14 +312,19 @@ class DnnlActivation final : public ActivationKernel {
           {dnnl::prop_kind::forward_training, algo, md, 0.f, 0.f}, attr, be.engine);
       fwd_ = make_step<dnnl::eltwise_forward>(be, fpd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
       dnnl::eltwise_backward::primitive_desc bpd({algo, md, md, 0.f, 0.f}, attr, be.engine, fpd);
-      bwd_ = make_step<dnnl::eltwise_backward>(be, bpd, {{uses_dst_ ? DNNL_ARG_DST : DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md},
-                            {DNNL_ARG_DIFF_SRC, md}});
+      bwd_ = make_step<dnnl::eltwise_backward>(be, bpd,
+                                               {{uses_dst_ ? DNNL_ARG_DST : DNNL_ARG_SRC, md},
+                                                {DNNL_ARG_DIFF_DST, md},
+                                                {DNNL_ARG_DIFF_SRC, md}});
       return 0;
     });
   }
-  void forward(const float* x, float* y) override { fwd_.run({{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}}); }
+  void forward(const float* x, float* y) override {
+    fwd_.run({{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+  }
   void backward(const float* x, const float* y, const float* dy, float* dx) override {
-    bwd_.run({{uses_dst_ ? DNNL_ARG_DST : DNNL_ARG_SRC, uses_dst_ ? y : x}, {DNNL_ARG_DIFF_DST, dy},
+    bwd_.run({{uses_dst_ ? DNNL_ARG_DST : DNNL_ARG_SRC, uses_dst_ ? y : x},
+              {DNNL_ARG_DIFF_DST, dy},
               {DNNL_ARG_DIFF_SRC, dx}});
   }
 

@@ -124,7 +124,8 @@ class RefMaxPool final : public MaxPoolKernel {
           int64_t arg = 0;
           for (int64_t kh = 0; kh < d_.kernel; ++kh)
             for (int64_t kw = 0; kw < d_.kernel; ++kw) {
-              const int64_t i = (nc * d_.in_h + oh * d_.stride + kh) * d_.in_w + ow * d_.stride + kw;
+              const int64_t i =
+                  (nc * d_.in_h + oh * d_.stride + kh) * d_.in_w + ow * d_.stride + kw;
               if (x[i] > best) best = x[i], arg = i;
             }
           const int64_t o = (nc * OH + oh) * OW + ow;
@@ -148,18 +149,30 @@ class RefActivation final : public ActivationKernel {
   void forward(const float* x, float* y) override {
     for (int64_t i = 0; i < n_; ++i) {
       switch (a_) {
-        case Activation::kRelu: y[i] = x[i] > 0 ? x[i] : 0; break;
-        case Activation::kTanh: y[i] = std::tanh(x[i]); break;
-        case Activation::kSigmoid: y[i] = 1.0f / (1.0f + std::exp(-x[i])); break;
+        case Activation::kRelu:
+          y[i] = x[i] > 0 ? x[i] : 0;
+          break;
+        case Activation::kTanh:
+          y[i] = std::tanh(x[i]);
+          break;
+        case Activation::kSigmoid:
+          y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+          break;
       }
     }
   }
   void backward(const float* x, const float* y, const float* dy, float* dx) override {
     for (int64_t i = 0; i < n_; ++i) {
       switch (a_) {
-        case Activation::kRelu: dx[i] = x[i] > 0 ? dy[i] : 0; break;
-        case Activation::kTanh: dx[i] = dy[i] * (1 - y[i] * y[i]); break;
-        case Activation::kSigmoid: dx[i] = dy[i] * y[i] * (1 - y[i]); break;
+        case Activation::kRelu:
+          dx[i] = x[i] > 0 ? dy[i] : 0;
+          break;
+        case Activation::kTanh:
+          dx[i] = dy[i] * (1 - y[i] * y[i]);
+          break;
+        case Activation::kSigmoid:
+          dx[i] = dy[i] * y[i] * (1 - y[i]);
+          break;
       }
     }
   }

@@ -14,8 +14,13 @@ namespace {
 class TiledMaxPool final : public MaxPoolKernel {
  public:
   explicit TiledMaxPool(const PoolDims& d)
-      : planes_(d.batch * d.channels), h_(d.in_h), w_(d.in_w), oh_(d.out_h()), ow_(d.out_w()),
-        k_(d.kernel), argmax_(planes_ * oh_ * ow_) {}
+      : planes_(d.batch * d.channels),
+        h_(d.in_h),
+        w_(d.in_w),
+        oh_(d.out_h()),
+        ow_(d.out_w()),
+        k_(d.kernel),
+        argmax_(planes_ * oh_ * ow_) {}
 
   void forward(const float* x, float* y) override {
     const int64_t H = h_, W = w_, OH = oh_, OW = ow_, K = k_;

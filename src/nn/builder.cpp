@@ -44,13 +44,16 @@ std::unique_ptr<Layer> make_layer(const LayerConfig& lc, TableReader& r) {
 
 }  // namespace
 
-std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch, const std::string& backend) {
+std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
+                                   const std::string& backend) {
   std::vector<std::unique_ptr<Layer>> layers;
   std::map<std::string, int> count;
   for (const auto& lc : cfg.layers) {
     TableReader r(lc.params, lc.where);
     r.get_string("type", std::nullopt);
-    const std::string short_kind = lc.type == "conv2d" ? "conv" : lc.type == "maxpool" ? "pool" : lc.type;
+    const std::string short_kind = lc.type == "conv2d"    ? "conv"
+                                   : lc.type == "maxpool" ? "pool"
+                                                          : lc.type;
     const std::string name = r.get_string("name", short_kind + std::to_string(++count[lc.type]));
     auto layer = make_layer(lc, r);
     r.finish();
@@ -62,9 +65,9 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch, const 
   auto model = std::make_unique<Model>(std::move(layers), input, make_kernel_factory(backend));
   const Shape& out = model->output_shape();
   if (out.rank() != 2 || out[1] != cfg.classes) {
-    throw Error("model: the last layer outputs " + out.str() + " per batch but model.classes = " +
-                std::to_string(cfg.classes) + " (expected [" + std::to_string(batch) + ", " +
-                std::to_string(cfg.classes) + "])");
+    throw Error("model: the last layer outputs " + out.str() +
+                " per batch but model.classes = " + std::to_string(cfg.classes) + " (expected [" +
+                std::to_string(batch) + ", " + std::to_string(cfg.classes) + "])");
   }
   return model;
 }

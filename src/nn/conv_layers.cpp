@@ -5,11 +5,12 @@
 namespace hpdl {
 
 Shape Conv2d::setup(const Shape& in) {
-  HPDL_REQUIRE(in.rank() == 4, "conv2d layer '" + name() + "' needs input [N, C, H, W], got " + in.str());
+  HPDL_REQUIRE(in.rank() == 4,
+               "conv2d layer '" + name() + "' needs input [N, C, H, W], got " + in.str());
   dims_ = {in[0], in[1], in[2], in[3], filters_, kernel_size_, stride_, pad_};
-  HPDL_REQUIRE(dims_.out_h() > 0 && dims_.out_w() > 0,
-               "conv2d layer '" + name() + "': kernel " + std::to_string(kernel_size_) +
-                   " does not fit input " + in.str());
+  HPDL_REQUIRE(dims_.out_h() > 0 && dims_.out_w() > 0, "conv2d layer '" + name() + "': kernel " +
+                                                           std::to_string(kernel_size_) +
+                                                           " does not fit input " + in.str());
   return Shape{{in[0], filters_, dims_.out_h(), dims_.out_w()}};
 }
 
@@ -35,11 +36,12 @@ void Conv2d::backward(const float* x, const float*, const float* dy, float* dx, 
 }
 
 Shape MaxPool2d::setup(const Shape& in) {
-  HPDL_REQUIRE(in.rank() == 4, "maxpool layer '" + name() + "' needs input [N, C, H, W], got " + in.str());
+  HPDL_REQUIRE(in.rank() == 4,
+               "maxpool layer '" + name() + "' needs input [N, C, H, W], got " + in.str());
   dims_ = {in[0], in[1], in[2], in[3], kernel_size_, stride_};
-  HPDL_REQUIRE(dims_.out_h() > 0 && dims_.out_w() > 0,
-               "maxpool layer '" + name() + "': window " + std::to_string(kernel_size_) +
-                   " does not fit input " + in.str());
+  HPDL_REQUIRE(dims_.out_h() > 0 && dims_.out_w() > 0, "maxpool layer '" + name() + "': window " +
+                                                           std::to_string(kernel_size_) +
+                                                           " does not fit input " + in.str());
   return Shape{{in[0], in[1], dims_.out_h(), dims_.out_w()}};
 }
 

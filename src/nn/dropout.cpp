@@ -18,7 +18,7 @@ Shape Dropout::setup(const Shape& in) {
 void Dropout::forward(const float* x, float* y, const Pass& pass) {
   const int64_t n = batch_ * per_sample_;
   if (!pass.training) {
-#pragma omp parallel for simd if (parallel: n > 65536)
+#pragma omp parallel for simd if (parallel : n > 65536)
     for (int64_t i = 0; i < n; ++i) y[i] = x[i];
     return;
   }
@@ -42,7 +42,7 @@ void Dropout::forward(const float* x, float* y, const Pass& pass) {
 void Dropout::backward(const float*, const float*, const float* dy, float* dx, const Pass&) {
   if (!dx) return;
   const int64_t n = batch_ * per_sample_;
-#pragma omp parallel for simd if (parallel: n > 65536)
+#pragma omp parallel for simd if (parallel : n > 65536)
   for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * mask_[i];
 }
 

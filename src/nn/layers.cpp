@@ -12,7 +12,8 @@ Shape Dense::setup(const Shape& in) {
 }
 
 std::vector<ParamSpec> Dense::param_specs() const {
-  return {{"w", units_ * in_, true, init_, in_, units_}, {"b", units_, false, Init::kZeros, in_, units_}};
+  return {{"w", units_ * in_, true, init_, in_, units_},
+          {"b", units_, false, Init::kZeros, in_, units_}};
 }
 
 void Dense::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
@@ -31,9 +32,12 @@ void Dense::backward(const float* x, const float*, const float* dy, float* dx, c
 
 std::string ActivationLayer::kind() const {
   switch (act_) {
-    case Activation::kRelu: return "relu";
-    case Activation::kTanh: return "tanh";
-    case Activation::kSigmoid: return "sigmoid";
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kTanh:
+      return "tanh";
+    case Activation::kSigmoid:
+      return "sigmoid";
   }
   return "activation";
 }

@@ -20,7 +20,8 @@ double SoftmaxCrossEntropy::forward(const float* logits, const int32_t* labels, 
     double sum = 0;
     for (int64_t k = 0; k < K; ++k) sum += std::exp(double(z[k]) - zmax);
     const double log_sum = std::log(sum);
-    for (int64_t k = 0; k < K; ++k) p[k] = static_cast<float>(std::exp(double(z[k]) - zmax - log_sum));
+    for (int64_t k = 0; k < K; ++k)
+      p[k] = static_cast<float>(std::exp(double(z[k]) - zmax - log_sum));
     if (n < n_valid) total += log_sum - (double(z[labels[n]]) - zmax);
   }
   return total;

@@ -17,7 +17,8 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, const Shape& input,
     shapes_.push_back(l->setup(shapes_.back()));
     specs.push_back(l->param_specs());
     for (const auto& s : specs.back()) {
-      segments_.push_back({l->name() + "." + s.name, total, s.size, s.decay, s.init, s.fan_in, s.fan_out});
+      segments_.push_back(
+          {l->name() + "." + s.name, total, s.size, s.decay, s.init, s.fan_in, s.fan_out});
       total += s.size;
     }
   }
@@ -62,7 +63,8 @@ void Model::init_params(uint64_t seed) {
     if (seg.init == Init::kGlorotUniform) bound = std::sqrt(6.0f / float(seg.fan_in + seg.fan_out));
     if (seg.init == Init::kHeUniform) bound = std::sqrt(6.0f / float(seg.fan_in));
     float* p = params_.data() + seg.offset;
-    for (int64_t i = 0; i < seg.size; ++i) p[i] = bound == 0 ? 0.0f : (2 * rng.uniform() - 1) * bound;
+    for (int64_t i = 0; i < seg.size; ++i)
+      p[i] = bound == 0 ? 0.0f : (2 * rng.uniform() - 1) * bound;
   }
 }
 

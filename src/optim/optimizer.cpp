@@ -16,7 +16,7 @@ void add_l2(const std::vector<ParamSegment>& segments, std::span<const float> pa
     const float* __restrict w = params.data() + s.offset;
     float* __restrict g = grads.data() + s.offset;
     const int64_t n = s.size;
-#pragma omp parallel for simd if (parallel: n > 65536)
+#pragma omp parallel for simd if (parallel : n > 65536)
     for (int64_t i = 0; i < n; ++i) g[i] += l2 * w[i];
   }
 }
@@ -26,18 +26,19 @@ double clip_by_global_norm(std::span<float> grads, double max_norm) {
   const int64_t n = static_cast<int64_t>(grads.size());
   float* __restrict g = grads.data();
   double sq = 0;
-#pragma omp parallel for simd reduction(+ : sq) if (parallel: n > 65536)
+#pragma omp parallel for simd reduction(+ : sq) if (parallel : n > 65536)
   for (int64_t i = 0; i < n; ++i) sq += double(g[i]) * g[i];
   const double norm = std::sqrt(sq);
   if (max_norm > 0 && norm > max_norm) {
     const float scale = static_cast<float>(max_norm / norm);
-#pragma omp parallel for simd if (parallel: n > 65536)
+#pragma omp parallel for simd if (parallel : n > 65536)
     for (int64_t i = 0; i < n; ++i) g[i] *= scale;
   }
   return norm;
 }
 
-Sgd::Sgd(int64_t n, float lr, float momentum) : lr_(lr), momentum_(momentum), velocity_(momentum > 0 ? n : 0) {}
+Sgd::Sgd(int64_t n, float lr, float momentum)
+    : lr_(lr), momentum_(momentum), velocity_(momentum > 0 ? n : 0) {}
 
 void Sgd::update(std::span<float> params, std::span<const float> grads) {
   const int64_t n = static_cast<int64_t>(params.size());
@@ -45,12 +46,12 @@ void Sgd::update(std::span<float> params, std::span<const float> grads) {
   const float* __restrict g = grads.data();
   const float lr = lr_, mu = momentum_;
   if (mu == 0) {
-#pragma omp parallel for simd if (parallel: n > 65536)
+#pragma omp parallel for simd if (parallel : n > 65536)
     for (int64_t i = 0; i < n; ++i) w[i] -= lr * g[i];
     return;
   }
   float* __restrict v = velocity_.data();
-#pragma omp parallel for simd if (parallel: n > 65536)
+#pragma omp parallel for simd if (parallel : n > 65536)
   for (int64_t i = 0; i < n; ++i) {
     v[i] = mu * v[i] + g[i];
     w[i] -= lr * v[i];
@@ -71,7 +72,7 @@ void Adam::update(std::span<float> params, std::span<const float> grads) {
   float* __restrict m = m_.data();
   float* __restrict v = v_.data();
   const float* __restrict g = grads.data();
-#pragma omp parallel for simd if (parallel: n > 65536)
+#pragma omp parallel for simd if (parallel : n > 65536)
   for (int64_t i = 0; i < n; ++i) {
     m[i] = b1 * m[i] + (1 - b1) * g[i];
     v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];

@@ -46,7 +46,8 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
     const auto eq = kv.find('=');
     const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
     if (k.rfind("SLURM_", 0) == 0) slurm[k] = v;
-    if (k.rfind("OMP_", 0) == 0 || k.rfind("DNNL_", 0) == 0 || k.rfind("ONEDNN_", 0) == 0) env[k] = v;
+    if (k.rfind("OMP_", 0) == 0 || k.rfind("DNNL_", 0) == 0 || k.rfind("ONEDNN_", 0) == 0)
+      env[k] = v;
   }
 
   return {
@@ -55,7 +56,8 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
       {"mpi_library", mpi},
       {"onednn_version", std::to_string(dv->major) + "." + std::to_string(dv->minor) + "." +
                              std::to_string(dv->patch) + " (" + dv->hash + ")"},
-      {"hdf5_version", std::to_string(h5maj) + "." + std::to_string(h5min) + "." + std::to_string(h5rel)},
+      {"hdf5_version",
+       std::to_string(h5maj) + "." + std::to_string(h5min) + "." + std::to_string(h5rel)},
       {"ranks", comm.size()},
       {"threads_per_rank", omp_get_max_threads()},
       {"hosts", per_host},

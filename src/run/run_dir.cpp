@@ -68,7 +68,8 @@ void RunDir::write_atomically(const std::string& name, const std::string& text) 
     out.flush();
     if (!out) throw Error("cannot write " + tmp);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error("cannot rename " + tmp + " to " + path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw Error("cannot rename " + tmp + " to " + path);
 }
 
 void RunDir::log(const std::string& line) {

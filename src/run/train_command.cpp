@@ -62,7 +62,9 @@ int train(const TrainArgs& args, const Comm& comm) {
 
   std::unique_ptr<RunDir> out;
   on_all_ranks(comm, [&] {
-    if (root) out = std::make_unique<RunDir>(cfg.run.output_dir + "/" + resolve_run_name(cfg), cfg.run.overwrite);
+    if (root)
+      out = std::make_unique<RunDir>(cfg.run.output_dir + "/" + resolve_run_name(cfg),
+                                     cfg.run.overwrite);
   });
 
   std::unique_ptr<H5Split> train_data, test_data;
@@ -70,17 +72,20 @@ int train(const TrainArgs& args, const Comm& comm) {
   on_all_ranks(comm, [&] {
     h5_quiet();
     train_data = std::make_unique<H5Split>(cfg.data.train_file, cfg.data.train_group);
-    if (!cfg.data.test_file.empty()) test_data = std::make_unique<H5Split>(cfg.data.test_file, cfg.data.test_group);
+    if (!cfg.data.test_file.empty())
+      test_data = std::make_unique<H5Split>(cfg.data.test_file, cfg.data.test_group);
     for (H5Split* s : {train_data.get(), test_data.get()}) {
       if (s && s->sample_shape() != cfg.model.input) {
         Shape want{cfg.model.input}, got{s->sample_shape()};
-        throw Error(s->where() + "x has samples of shape " + got.str() + " but model.input = " + want.str());
+        throw Error(s->where() + "x has samples of shape " + got.str() +
+                    " but model.input = " + want.str());
       }
     }
     HPDL_REQUIRE(train_data->size() >= comm.size(),
                  "more ranks (" + std::to_string(comm.size()) + ") than training samples (" +
                      std::to_string(train_data->size()) + ") in " + train_data->where());
-    local_batch = BatchPlan(train_data->size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
+    local_batch =
+        BatchPlan(train_data->size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
   });
   // Every rank checks its block of each split for bad labels and NaN/Inf.
   on_all_ranks(comm, [&] {
@@ -105,15 +110,18 @@ int train(const TrainArgs& args, const Comm& comm) {
     manifest["parameters"] = model->num_params();
     out->write_atomically("config.toml", to_toml(cfg.resolved));
     out->write_atomically("manifest.json", manifest.dump(2) + "\n");
-    out->log(std::string("hpdl ") + kVersion + " (" + kGitHash + ") | " + std::to_string(comm.size()) +
-             " ranks x " + std::to_string(omp_get_max_threads()) + " threads | backend " +
-             model->kernels_name() + " | " + std::to_string(model->num_params()) + " parameters");
-    out->log("train: " + std::to_string(train_data->size()) + " samples " + Shape{cfg.model.input}.str() +
-             " from " + train_data->where() +
-             (test_data ? " | test: " + std::to_string(test_data->size()) + " from " + test_data->where() : ""));
+    out->log(std::string("hpdl ") + kVersion + " (" + kGitHash + ") | " +
+             std::to_string(comm.size()) + " ranks x " + std::to_string(omp_get_max_threads()) +
+             " threads | backend " + model->kernels_name() + " | " +
+             std::to_string(model->num_params()) + " parameters");
+    out->log("train: " + std::to_string(train_data->size()) + " samples " +
+             Shape{cfg.model.input}.str() + " from " + train_data->where() +
+             (test_data
+                  ? " | test: " + std::to_string(test_data->size()) + " from " + test_data->where()
+                  : ""));
     out->log("batch " + std::to_string(cfg.train.batch) + " (" + std::to_string(local_batch) +
-             " on rank 0) | optimizer " + cfg.optimizer.name + " lr " + fmt("%g", cfg.optimizer.lr) +
-             " | " + std::to_string(cfg.train.epochs) + " epochs");
+             " on rank 0) | optimizer " + cfg.optimizer.name + " lr " +
+             fmt("%g", cfg.optimizer.lr) + " | " + std::to_string(cfg.train.epochs) + " epochs");
     out->log("epoch  train_loss  test_loss  test_acc  test_f1  samples/s  epoch_s  elapsed_s");
   }
 
@@ -122,7 +130,9 @@ int train(const TrainArgs& args, const Comm& comm) {
   Progress progress(root && cfg.train.progress);
   TrainHooks hooks;
   if (root) {
-    hooks.on_step = [&](int64_t e, int64_t s, int64_t n, double loss, double sps) { progress.update(e, s, n, loss, sps); };
+    hooks.on_step = [&](int64_t e, int64_t s, int64_t n, double loss, double sps) {
+      progress.update(e, s, n, loss, sps);
+    };
     hooks.on_epoch = [&](const EpochStats& st) {
       progress.clear();
       char line[256];
@@ -134,8 +144,9 @@ int train(const TrainArgs& args, const Comm& comm) {
       row << st.epoch << "," << st.steps << "," << st.train_loss << "," << st.test_loss << ","
           << st.test_accuracy << "," << st.test_f1 << "," << st.samples_per_s << "," << st.epoch_s
           << "," << st.elapsed_s;
-      out->metrics_row("epoch,steps,train_loss,test_loss,test_accuracy,test_f1,samples_per_s,epoch_s,elapsed_s",
-                       row.str());
+      out->metrics_row(
+          "epoch,steps,train_loss,test_loss,test_accuracy,test_f1,samples_per_s,epoch_s,elapsed_s",
+          row.str());
     };
   }
   const std::vector<EpochStats> history = trainer.run(hooks);
@@ -148,23 +159,29 @@ int train(const TrainArgs& args, const Comm& comm) {
     const auto names = test_data ? test_data->class_names() : std::vector<std::string>{};
     if (test_data) {
       out->write_atomically("confusion.csv", trainer.last_confusion().csv(names));
-      out->log("confusion matrix on " + test_data->where() + ":\n" + trainer.last_confusion().table(names));
+      out->log("confusion matrix on " + test_data->where() + ":\n" +
+               trainer.last_confusion().table(names));
     }
+    std::string rss = "peak RSS per rank (MiB):";
+    nlohmann::json rss_json = nlohmann::json::array();
+    for (const auto& r : rss_kib)
+      rss += " " + fmt("%.0f", std::stod(r) / 1024), rss_json.push_back(std::stod(r) / 1024);
+    out->log(rss);
+    manifest["peak_rss_mib"] = rss_json;
     const EpochStats& last = history.back();
     out->log("final: test accuracy " + fmt("%.4f", last.test_accuracy) + ", weighted F1 " +
              fmt("%.4f", last.test_f1) + " after " + std::to_string(last.epoch) + " epochs (" +
-             std::to_string(trainer.global_step()) + " steps) in " + fmt("%.1f", last.elapsed_s) + " s");
-    out->log("outputs: " + out->path() + "/ (config.toml manifest.json metrics.csv log.txt model.h5" +
+             std::to_string(trainer.global_step()) + " steps) in " + fmt("%.1f", last.elapsed_s) +
+             " s");
+    out->log("outputs: " + out->path() +
+             "/ (config.toml manifest.json metrics.csv log.txt model.h5" +
              (test_data ? " confusion.csv)" : ")"));
-    std::string rss = "peak RSS per rank (MiB):";
-    nlohmann::json rss_json = nlohmann::json::array();
-    for (const auto& r : rss_kib) rss += " " + fmt("%.0f", std::stod(r) / 1024), rss_json.push_back(std::stod(r) / 1024);
-    out->log(rss);
-    manifest["peak_rss_mib"] = rss_json;
     manifest["status"] = "complete";
     manifest["finished"] = utc_now();
-    manifest["final"] = {{"test_accuracy", last.test_accuracy}, {"test_f1", last.test_f1},
-                         {"epochs", last.epoch}, {"steps", trainer.global_step()},
+    manifest["final"] = {{"test_accuracy", last.test_accuracy},
+                         {"test_f1", last.test_f1},
+                         {"epochs", last.epoch},
+                         {"steps", trainer.global_step()},
                          {"elapsed_s", last.elapsed_s}};
     out->write_atomically("manifest.json", manifest.dump(2) + "\n");
   }

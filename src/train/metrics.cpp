@@ -43,13 +43,15 @@ std::string ConfusionMatrix::table(const std::vector<std::string>& names) const 
   std::string out;
   char cell[64];
   out += std::string(w, ' ');
-  for (int64_t k = 0; k < k_; ++k) std::snprintf(cell, sizeof cell, "%7lld", (long long)k), out += cell;
+  for (int64_t k = 0; k < k_; ++k)
+    std::snprintf(cell, sizeof cell, "%7lld", (long long)k), out += cell;
   out += "   (rows: true class, columns: predicted)\n";
   for (int64_t t = 0; t < k_; ++t) {
     std::string l = label(names, t) + " " + std::to_string(t);
     l.resize(std::max(w, l.size()), ' ');
     out += l;
-    for (int64_t p = 0; p < k_; ++p) std::snprintf(cell, sizeof cell, "%7lld", (long long)at(t, p)), out += cell;
+    for (int64_t p = 0; p < k_; ++p)
+      std::snprintf(cell, sizeof cell, "%7lld", (long long)at(t, p)), out += cell;
     out += "\n";
   }
   return out;

@@ -98,7 +98,8 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks) {
     }
     st.train_loss = done ? loss_sum / (double(done) * cfg_.train.batch) : 0;
     if (!std::isfinite(st.train_loss)) {
-      throw AgreedError("training diverged: the mean training loss of epoch " + std::to_string(epoch) +
+      throw AgreedError("training diverged: the mean training loss of epoch " +
+                        std::to_string(epoch) +
                         " is not finite (lower optimizer.lr or set optimizer.clip_norm)");
     }
     st.samples_per_s = st.epoch_s > 0 ? done * cfg_.train.batch / st.epoch_s : 0;

@@ -2,19 +2,20 @@
 // (unknown keys, wrong types and out-of-range values are errors naming the key) and kept
 // as typed structs. The resolved TOML (file + overrides) is written into the run directory.
 #pragma once
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <string>
-#include <toml++/toml.h>
 #include <vector>
 
 namespace hpdl {
 
 struct RunConfig {
-  std::string name;                      // output directory name; "" = config file stem
-  std::string output_dir = "outputs";    // parent of run directories
-  bool overwrite = false;                // replace a completed run of the same name
-  std::string backend = "onednn";        // "onednn" | "reference"
-  double watchdog_s = 600;               // bound on any wait for other ranks; 0 = off
+  std::string name;                    // output directory name; "" = config file stem
+  std::string output_dir = "outputs";  // parent of run directories
+  bool overwrite = false;              // replace a completed run of the same name
+  std::string backend = "onednn";      // "onednn" | "reference"
+  double watchdog_s = 600;             // bound on any wait for other ranks; 0 = off
 };
 
 struct DataConfig {
@@ -37,18 +38,18 @@ struct ModelConfig {
 struct OptimizerConfig {
   std::string name = "sgd";  // "sgd" | "adam"
   double lr = 0.01;
-  double momentum = 0.0;     // SGD
+  double momentum = 0.0;                          // SGD
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam
-  double l2 = 0.0;           // L2 penalty on weights (not biases)
-  double clip_norm = 0.0;    // clip gradients to this global norm; 0 = off
+  double l2 = 0.0;                                // L2 penalty on weights (not biases)
+  double clip_norm = 0.0;                         // clip gradients to this global norm; 0 = off
 };
 
 struct TrainConfig {
-  int64_t batch = 64;      // global batch, split across ranks
+  int64_t batch = 64;  // global batch, split across ranks
   int64_t epochs = 1;
-  int64_t max_steps = 0;   // stop after this many steps in total; 0 = no limit
+  int64_t max_steps = 0;  // stop after this many steps in total; 0 = no limit
   uint64_t seed = 1;
-  bool progress = true;    // live progress line on a terminal
+  bool progress = true;  // live progress line on a terminal
 };
 
 struct DistributedConfig {

@@ -2,11 +2,12 @@
 // type and range, and finish() rejects any key nobody read, so a typo in a config is an
 // error that names the key ("optimizer.lrr") instead of a silently ignored setting.
 #pragma once
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
-#include <toml++/toml.h>
 #include <vector>
 
 namespace hpdl {

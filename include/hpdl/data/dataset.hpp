@@ -21,7 +21,7 @@ class H5Split {
   const std::vector<int64_t>& sample_shape() const { return sample_shape_; }
   int64_t per_sample() const { return per_sample_; }
   const std::string& where() const { return where_; }  // "FILE:GROUP"
-  std::vector<std::string> class_names() const;      // attribute y.classes, if any
+  std::vector<std::string> class_names() const;        // attribute y.classes, if any
 
   // Reads the given rows (ascending, no repeats) into x [n, per_sample] and y [n].
   void read_rows(std::span<const int64_t> rows, float* x, int32_t* y);

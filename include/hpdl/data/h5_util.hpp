@@ -38,8 +38,10 @@ H5Id h5_open_file(const std::string& path);    // read-only; Error "FILE: cannot
 H5Id h5_create_file(const std::string& path);  // truncates
 H5Id h5_create_group(hid_t loc, const std::string& name);
 
-void h5_write(hid_t loc, const std::string& name, const float* data, const std::vector<hsize_t>& dims);
-void h5_write(hid_t loc, const std::string& name, const int32_t* data, const std::vector<hsize_t>& dims);
+void h5_write(hid_t loc, const std::string& name, const float* data,
+              const std::vector<hsize_t>& dims);
+void h5_write(hid_t loc, const std::string& name, const int32_t* data,
+              const std::vector<hsize_t>& dims);
 void h5_write_attr(hid_t obj, const std::string& name, const std::vector<float>& values);
 void h5_write_attr(hid_t obj, const std::string& name, const std::string& value);
 void h5_write_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values);

@@ -44,9 +44,9 @@ std::string mpi_error_string(int code);
 
 }  // namespace hpdl
 
-#define HPDL_CHECK_MPI(call)                                                             \
-  do {                                                                                   \
-    const int hpdl_rc_ = (call);                                                         \
-    if (hpdl_rc_ != MPI_SUCCESS)                                                         \
+#define HPDL_CHECK_MPI(call)                                                            \
+  do {                                                                                  \
+    const int hpdl_rc_ = (call);                                                        \
+    if (hpdl_rc_ != MPI_SUCCESS)                                                        \
       ::hpdl::fail_call(__FILE__, __LINE__, #call, ::hpdl::mpi_error_string(hpdl_rc_)); \
   } while (0)

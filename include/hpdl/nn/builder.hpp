@@ -9,6 +9,7 @@
 namespace hpdl {
 
 // batch: the per-rank batch. The last layer must output [batch, model.classes].
-std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch, const std::string& backend);
+std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
+                                   const std::string& backend);
 
 }  // namespace hpdl

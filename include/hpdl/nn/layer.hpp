@@ -20,7 +20,7 @@ enum class Init { kZeros, kGlorotUniform, kHeUniform };
 struct ParamSpec {
   std::string name;  // "w" or "b"; the model prefixes the layer name
   int64_t size;
-  bool decay;        // L2 applies (weights yes, biases no)
+  bool decay;  // L2 applies (weights yes, biases no)
   Init init;
   int64_t fan_in, fan_out;
 };

@@ -30,7 +30,8 @@ class ActivationLayer final : public Layer {
   explicit ActivationLayer(Activation a) : act_(a) {}
   std::string kind() const override;
   Shape setup(const Shape& in) override;
-  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory& k) override;
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
+            KernelFactory& k) override;
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
@@ -45,7 +46,8 @@ class Flatten final : public Layer {
  public:
   std::string kind() const override { return "flatten"; }
   Shape setup(const Shape& in) override { return Shape{{in[0], in.per_sample()}}; }
-  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {}
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {
+  }
   bool is_view() const override { return true; }
   void forward(const float*, float*, const Pass&) override {}
   void backward(const float*, const float*, const float*, float*, const Pass&) override {}
@@ -77,7 +79,8 @@ class MaxPool2d final : public Layer {
   MaxPool2d(int64_t kernel, int64_t stride) : kernel_size_(kernel), stride_(stride) {}
   std::string kind() const override { return "maxpool"; }
   Shape setup(const Shape& in) override;
-  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory& k) override;
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
+            KernelFactory& k) override;
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
@@ -95,7 +98,8 @@ class Dropout final : public Layer {
   explicit Dropout(float keep) : keep_(keep) {}
   std::string kind() const override { return "dropout"; }
   Shape setup(const Shape& in) override;
-  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {}
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {
+  }
   void forward(const float* x, float* y, const Pass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 

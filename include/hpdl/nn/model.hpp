@@ -18,7 +18,7 @@ namespace hpdl {
 struct ParamSegment {
   std::string name;  // "conv1.w"
   int64_t offset, size;
-  bool decay;        // L2 applies
+  bool decay;  // L2 applies
   Init init;
   int64_t fan_in, fan_out;
 };
@@ -37,9 +37,9 @@ class Model {
   const std::vector<ParamSegment>& segments() const { return segments_; }
   int64_t num_params() const { return params_.size(); }
 
-  float* input() { return act_[0]; }            // the batch is copied here
+  float* input() { return act_[0]; }                   // the batch is copied here
   const float* output() const { return act_.back(); }  // logits [N, K]
-  float* output_grad() { return dact_.back(); } // the loss writes dlogits here
+  float* output_grad() { return dact_.back(); }        // the loss writes dlogits here
   const Shape& input_shape() const { return shapes_.front(); }
   const Shape& output_shape() const { return shapes_.back(); }
   int64_t batch() const { return shapes_.front()[0]; }
@@ -57,11 +57,11 @@ class Model {
  private:
   std::unique_ptr<KernelFactory> kernels_;  // outlives the kernels the layers hold
   std::vector<std::unique_ptr<Layer>> layers_;
-  std::vector<Shape> shapes_;               // shapes_[i]: input of layer i; back(): output
+  std::vector<Shape> shapes_;  // shapes_[i]: input of layer i; back(): output
   Buffer params_, grads_;
   std::vector<ParamSegment> segments_;
   std::vector<Buffer> act_store_, dact_store_;
-  std::vector<float*> act_, dact_;          // act_[i]: input of layer i (views share storage)
+  std::vector<float*> act_, dact_;  // act_[i]: input of layer i (views share storage)
 };
 
 }  // namespace hpdl

@@ -19,7 +19,8 @@ void add_l2(const std::vector<ParamSegment>& segments, std::span<const float> pa
             std::span<float> grads, float l2);
 
 // If the L2 norm of grads exceeds max_norm, scales grads down to it. Returns the norm
-// before clipping (0 without computing it when max_norm <= 0, i.e. clipping is off). All ranks hold the same reduced grads, so all scale alike.
+// before clipping (0 without computing it when max_norm <= 0, i.e. clipping is off). All ranks hold
+// the same reduced grads, so all scale alike.
 double clip_by_global_norm(std::span<float> grads, double max_norm);
 
 class Optimizer {

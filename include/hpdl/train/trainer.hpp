@@ -29,7 +29,9 @@ struct EpochStats {
 
 // Rank-0 hooks for progress output; called on every rank, cheap when empty.
 struct TrainHooks {
-  std::function<void(int64_t epoch, int64_t step, int64_t steps, double mean_loss, double samples_per_s)> on_step;
+  std::function<void(int64_t epoch, int64_t step, int64_t steps, double mean_loss,
+                     double samples_per_s)>
+      on_step;
   std::function<void(const EpochStats&)> on_epoch;
 };
 
