@@ -190,6 +190,41 @@ TEST(Reader, RowsAndValidation) {
   EXPECT_THROW(H5Split((d / "missing.h5").string(), "/"), Error);
 }
 
+// A float64 x (or a chunked layout) cannot be read directly: H5Dread converts it.
+TEST(Reader, ConvertingPathMatchesDirectPath) {
+  const fs::path d = temp_dir("reader64");
+  const std::string f32 = (d / "f32.h5").string(), f64 = (d / "f64.h5").string();
+  std::vector<float> x(20 * 4);
+  std::vector<double> x64(x.size());
+  std::vector<int32_t> y(20);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * float(i), x64[i] = x[i];
+  for (int i = 0; i < 20; ++i) y[i] = i % 3;
+  h5_write_atomically(f32, [&](hid_t f) {
+    h5_write(f, "x", x.data(), {20, 4});
+    h5_write(f, "y", y.data(), {20});
+  });
+  h5_write_atomically(f64, [&](hid_t f) {
+    const hsize_t dims[2] = {20, 4};
+    H5Id space(H5Screate_simple(2, dims, nullptr), H5Sclose);
+    H5Id ds(H5Dcreate2(f, "x", H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
+    ASSERT_GE(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x64.data()), 0);
+    h5_write(f, "y", y.data(), {20});
+  });
+  H5Split a(f32, "/"), b(f64, "/");
+  EXPECT_TRUE(a.direct());
+  EXPECT_FALSE(b.direct());
+  const std::vector<int64_t> rows = {0, 3, 4, 5, 17, 19};
+  std::vector<float> xa(24), xb(24);
+  std::vector<int32_t> ya(6), yb(6);
+  a.read_rows(rows, xa.data(), ya.data());
+  b.read_rows(rows, xb.data(), yb.data());
+  EXPECT_EQ(xa, xb);
+  EXPECT_EQ(ya, yb);
+  EXPECT_EQ(xa[4], x[3 * 4]);
+  EXPECT_EQ(ya[4], y[17]);
+}
+
 TEST(BatchPlan, RankSlicesPartitionTheGlobalBatch) {
   for (int ranks : {1, 2, 3, 4}) {
     const int64_t rows = 103, batch = 10;

@@ -2,7 +2,12 @@
 // sorted batch costs one H5Dread for x and one for y.
 #include "hpdl/data/dataset.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 
 #include "hpdl/core/error.hpp"
 
@@ -48,6 +53,32 @@ H5Split::H5Split(const std::string& file, const std::string& group) {
   rows_ = static_cast<int64_t>(xd[0]);
   per_sample_ = 1;
   for (int i = 1; i < xr; ++i) sample_shape_.push_back(xd[i]), per_sample_ *= xd[i];
+
+  H5Id tx(H5Dget_type(x_.get()), H5Tclose), ty(H5Dget_type(y_.get()), H5Tclose);
+  if (H5Tequal(tx.get(), H5T_NATIVE_FLOAT) > 0 && H5Tequal(ty.get(), H5T_NATIVE_INT32) > 0) {
+    x_offset_ = H5Dget_offset(x_.get());  // HADDR_UNDEF unless contiguous and allocated
+    y_offset_ = H5Dget_offset(y_.get());
+    H5Eclear2(H5E_DEFAULT);
+    if (x_offset_ != HADDR_UNDEF && y_offset_ != HADDR_UNDEF)
+      fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  }
+}
+
+H5Split::~H5Split() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void H5Split::pread_all(void* dst, size_t bytes, haddr_t offset) const {
+  char* p = static_cast<char*>(dst);
+  while (bytes > 0) {
+    const ssize_t got = ::pread(fd_, p, bytes, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      fail_call(__FILE__, __LINE__, "pread(" + where_ + ")",
+                got < 0 ? std::strerror(errno) : "file truncated");
+    }
+    p += got, bytes -= static_cast<size_t>(got), offset += static_cast<haddr_t>(got);
+  }
 }
 
 std::vector<std::string> H5Split::class_names() const {
@@ -66,6 +97,18 @@ void H5Split::read(hid_t fsx, hid_t fsy, int64_t n, float* x, int32_t* y) {
 }
 
 void H5Split::read_rows(std::span<const int64_t> rows, float* x, int32_t* y) {
+  if (fd_ >= 0) {
+    const size_t row_bytes = static_cast<size_t>(per_sample_) * sizeof(float);
+    for (size_t i = 0; i < rows.size();) {
+      size_t j = i + 1;
+      while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;  // one contiguous run
+      const haddr_t r = static_cast<haddr_t>(rows[i]);
+      pread_all(x + i * per_sample_, (j - i) * row_bytes, x_offset_ + r * row_bytes);
+      pread_all(y + i, (j - i) * sizeof(int32_t), y_offset_ + r * sizeof(int32_t));
+      i = j;
+    }
+    return;
+  }
   H5Id fsx(H5Scopy(x_space_.get()), H5Sclose), fsy(H5Scopy(y_space_.get()), H5Sclose);
   const int xr = static_cast<int>(sample_shape_.size()) + 1;
   std::vector<hsize_t> start(xr, 0), count(xr);

@@ -1,6 +1,10 @@
 // One split of a dataset in HDF5: a group holding `x` (float, [N, ...]) and `y` (integer
-// labels, [N]); see the README for the schema. A rank reads only the rows it needs, as a
-// union of hyperslabs, so no rank ever loads the whole file.
+// labels, [N]); see the README for the schema. A rank reads only the rows it needs, so no
+// rank ever loads the whole file. When both datasets are contiguous (not chunked) and
+// stored as native float32/int32, rows are read with pread() at the byte offsets HDF5
+// reports (H5Dget_offset): a shuffled batch is a union of single rows, and this cuts
+// HDF5's per-row selection overhead (63 -> ~20 us for 16 Fashion-MNIST rows). Any other
+// layout or type goes through H5Dread on a union of hyperslabs, with type conversion.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -16,6 +20,9 @@ class H5Split {
   // Opens FILE and GROUP/x, GROUP/y; checks they exist, that x has rank >= 2 and that
   // y is [N] with the same N. Throws Error naming the file and dataset.
   H5Split(const std::string& file, const std::string& group);
+  ~H5Split();
+  H5Split(const H5Split&) = delete;
+  H5Split& operator=(const H5Split&) = delete;
 
   int64_t size() const { return rows_; }
   const std::vector<int64_t>& sample_shape() const { return sample_shape_; }
@@ -32,12 +39,18 @@ class H5Split {
   // or a message naming the first bad row.
   std::string validate(int64_t begin, int64_t end, int64_t classes);
 
+  // True when rows are read directly (contiguous native layout), false for H5Dread.
+  bool direct() const { return fd_ >= 0; }
+
  private:
   void read(hid_t file_space_x, hid_t file_space_y, int64_t n, float* x, int32_t* y);
+  void pread_all(void* dst, size_t bytes, haddr_t offset) const;
 
   std::string where_;
   H5Id file_, x_, y_, x_space_, y_space_;
   int64_t rows_ = 0, per_sample_ = 0;
+  int fd_ = -1;  // POSIX descriptor for direct reads, or -1
+  haddr_t x_offset_ = HADDR_UNDEF, y_offset_ = HADDR_UNDEF;
   std::vector<int64_t> sample_shape_;
 };
 
