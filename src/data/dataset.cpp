@@ -62,6 +62,11 @@ H5Split::H5Split(const std::string& file, const std::string& group) {
     if (x_offset_ != HADDR_UNDEF && y_offset_ != HADDR_UNDEF)
       fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   }
+  if (fd_ >= 0) {
+    // Labels are 4 bytes a row: read them once rather than one system call per sample.
+    labels_.resize(rows_);
+    pread_all(labels_.data(), labels_.size() * sizeof(int32_t), y_offset_);
+  }
 }
 
 H5Split::~H5Split() {
@@ -104,9 +109,9 @@ void H5Split::read_rows(std::span<const int64_t> rows, float* x, int32_t* y) {
       while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;  // one contiguous run
       const haddr_t r = static_cast<haddr_t>(rows[i]);
       pread_all(x + i * per_sample_, (j - i) * row_bytes, x_offset_ + r * row_bytes);
-      pread_all(y + i, (j - i) * sizeof(int32_t), y_offset_ + r * sizeof(int32_t));
       i = j;
     }
+    for (size_t i = 0; i < rows.size(); ++i) y[i] = labels_[rows[i]];
     return;
   }
   H5Id fsx(H5Scopy(x_space_.get()), H5Sclose), fsy(H5Scopy(y_space_.get()), H5Sclose);

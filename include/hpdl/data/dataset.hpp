@@ -2,8 +2,9 @@
 // labels, [N]); see the README for the schema. A rank reads only the rows it needs, so no
 // rank ever loads the whole file. When both datasets are contiguous (not chunked) and
 // stored as native float32/int32, rows are read with pread() at the byte offsets HDF5
-// reports (H5Dget_offset): a shuffled batch is a union of single rows, and this cuts
-// HDF5's per-row selection overhead (63 -> ~20 us for 16 Fashion-MNIST rows). Any other
+// reports (H5Dget_offset), and the labels (4 bytes a row) are read once: a shuffled batch
+// is a union of single rows, and this cuts HDF5's per-row selection overhead (63 -> ~15
+// us for 16 Fashion-MNIST rows, profiling/bench_kernels BM_ReadBatch). Any other
 // layout or type goes through H5Dread on a union of hyperslabs, with type conversion.
 #pragma once
 #include <cstdint>
@@ -51,6 +52,7 @@ class H5Split {
   int64_t rows_ = 0, per_sample_ = 0;
   int fd_ = -1;  // POSIX descriptor for direct reads, or -1
   haddr_t x_offset_ = HADDR_UNDEF, y_offset_ = HADDR_UNDEF;
+  std::vector<int32_t> labels_;  // direct path: all labels, read once (4 bytes a row)
   std::vector<int64_t> sample_shape_;
 };
 
