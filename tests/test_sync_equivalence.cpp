@@ -100,14 +100,17 @@ std::vector<float> train(const Config& cfg, const Comm& comm) {
   return {model->params().begin(), model->params().end()};
 }
 
-class Equivalence : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+// (global batch, backend, gradient bucket MiB: 0.0005 gives one bucket per layer or so,
+// 64 one bucket for the whole model)
+class Equivalence : public ::testing::TestWithParam<std::tuple<int, std::string, double>> {};
 
 TEST_P(Equivalence, NRanksMatchOneRank) {
-  const auto [batch, backend] = GetParam();
+  const auto [batch, backend, bucket_mb] = GetParam();
   Comm world(MPI_COMM_WORLD), self(MPI_COMM_SELF);
   const std::string path = prepare(world);
-  const Config cfg = load_config(
-      path, {"train.batch=" + std::to_string(batch), "run.backend=\"" + backend + "\""});
+  const Config cfg =
+      load_config(path, {"train.batch=" + std::to_string(batch), "run.backend=\"" + backend + "\"",
+                         "distributed.bucket_mb=" + std::to_string(bucket_mb)});
   const std::vector<float> distributed = train(cfg, world);
   const std::vector<float> single = train(cfg, self);
   ASSERT_EQ(distributed.size(), single.size());
@@ -130,7 +133,19 @@ TEST_P(Equivalence, NRanksMatchOneRank) {
 
 INSTANTIATE_TEST_SUITE_P(Batches, Equivalence,
                          ::testing::Combine(::testing::Values(12, 10),
-                                            ::testing::Values("onednn", "reference")));
+                                            ::testing::Values("onednn", "reference"),
+                                            ::testing::Values(0.0005, 64.0)));
+
+TEST(GradientReducer, BucketsAreLayerAligned) {
+  Comm world(MPI_COMM_WORLD);
+  const Config cfg = load_config(prepare(world), {});
+  auto model = build_model(cfg.model, 2, "reference");
+  Watchdog watchdog(60, world.rank());
+  EXPECT_EQ(GradientReducer(world, *model, 1, watchdog).num_buckets(), 3);  // conv, dense, dense
+  EXPECT_EQ(GradientReducer(world, *model, int64_t{1} << 30, watchdog).num_buckets(), 1);
+  // the last dense layer (68 floats) is below 100, so it shares a bucket with the one before
+  EXPECT_EQ(GradientReducer(world, *model, 100, watchdog).num_buckets(), 2);
+}
 
 }  // namespace
 

@@ -131,6 +131,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   {
     TableReader r(root.get_table("distributed"), where + ": distributed");
     c.distributed.mode = r.get_string("mode", "sync", {"sync"});
+    c.distributed.bucket_mb = r.get_double("bucket_mb", 0.25, 1e-6, 2048.0);
     r.finish();
   }
   root.finish();

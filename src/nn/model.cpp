@@ -16,6 +16,8 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, const Shape& input,
   for (auto& l : layers_) {
     shapes_.push_back(l->setup(shapes_.back()));
     specs.push_back(l->param_specs());
+    layer_params_.push_back({total, 0});
+    for (const auto& s : specs.back()) layer_params_.back().size += s.size;
     for (const auto& s : specs.back()) {
       segments_.push_back(
           {l->name() + "." + s.name, total, s.size, s.decay, s.init, s.fan_in, s.fan_out});
@@ -72,9 +74,11 @@ void Model::forward(const Pass& pass) {
   for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->forward(act_[i], act_[i + 1], pass);
 }
 
-void Model::backward(const Pass& pass) {
-  for (size_t i = layers_.size(); i-- > 0;)
+void Model::backward(const Pass& pass, const std::function<void(size_t)>& on_layer_done) {
+  for (size_t i = layers_.size(); i-- > 0;) {
     layers_[i]->backward(act_[i], act_[i + 1], dact_[i + 1], dact_[i], pass);
+    if (on_layer_done) on_layer_done(i);
+  }
 }
 
 }  // namespace hpdl

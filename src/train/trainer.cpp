@@ -1,5 +1,5 @@
 // The synchronous training loop. step() reads top to bottom: batch, forward, loss, zero
-// grads, backward, allreduce, L2, clip, update.
+// grads, backward (starting the gradient allreduce), wait for it, L2, clip, update.
 #include "hpdl/train/trainer.hpp"
 
 #include <chrono>
@@ -25,6 +25,9 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Sp
       plan_(train.size(), cfg.train.batch, comm.rank(), comm.size()),
       loss_(model.batch(), cfg.model.classes),
       optimizer_(make_optimizer(cfg.optimizer, model.num_params())),
+      reducer_(comm, model,
+               static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)),
+               watchdog),
       labels_(model.batch()),
       confusion_(cfg.model.classes) {
   HPDL_REQUIRE(model.batch() == plan_.local_batch(), "model batch does not match the rank's batch");
@@ -38,11 +41,8 @@ double SyncTrainer::step(std::span<const int64_t> rows, int64_t global_step) {
 
   model_.zero_grads();
   loss_.backward(labels_.data(), 1.0f / static_cast<float>(cfg_.train.batch), model_.output_grad());
-  model_.backward(pass);
-  if (comm_.size() > 1) {
-    WatchdogScope guard(watchdog_, "gradient allreduce", global_step);
-    comm_.allreduce_sum(model_.grads().data(), model_.num_params());
-  }
+  model_.backward(pass, [this](size_t layer) { reducer_.layer_done(layer); });
+  reducer_.finish(global_step);  // grads() now holds the sum over ranks
   add_l2(model_.segments(), model_.params(), model_.grads(), static_cast<float>(cfg_.optimizer.l2));
   clip_by_global_norm(model_.grads(), cfg_.optimizer.clip_norm);
   optimizer_->update(model_.params(), model_.grads());

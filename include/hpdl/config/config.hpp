@@ -54,6 +54,7 @@ struct TrainConfig {
 
 struct DistributedConfig {
   std::string mode = "sync";
+  double bucket_mb = 0.25;  // gradient allreduce bucket size (MiB); buckets overlap backward
 };
 
 struct Config {

@@ -3,6 +3,7 @@
 // place on grads(), and each layer holds spans into both. Activations and their gradients
 // are allocated once at construction for the fixed per-rank batch.
 #pragma once
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -46,12 +47,19 @@ class Model {
 
   void forward(const Pass& pass);
   void zero_grads() { grads_.zero(); }
-  // Backpropagates output_grad() into grads() (accumulating).
-  void backward(const Pass& pass);
+  // Backpropagates output_grad() into grads() (accumulating), last layer first. After
+  // each layer, on_layer_done(i) is told that layer i's parameter gradients are final
+  // (the gradient reducer starts communication from there).
+  void backward(const Pass& pass, const std::function<void(size_t)>& on_layer_done = {});
 
   size_t num_layers() const { return layers_.size(); }
   const Layer& layer(size_t i) const { return *layers_[i]; }
   const Shape& layer_output_shape(size_t i) const { return shapes_[i + 1]; }
+  // The contiguous range of layer i's parameters in the flat buffers (size 0: none).
+  struct Range {
+    int64_t offset, size;
+  };
+  const Range& layer_params(size_t i) const { return layer_params_[i]; }
   std::string kernels_name() const { return kernels_->name(); }
 
  private:
@@ -60,6 +68,7 @@ class Model {
   std::vector<Shape> shapes_;  // shapes_[i]: input of layer i; back(): output
   Buffer params_, grads_;
   std::vector<ParamSegment> segments_;
+  std::vector<Range> layer_params_;
   std::vector<Buffer> act_store_, dact_store_;
   std::vector<float*> act_, dact_;  // act_[i]: input of layer i (views share storage)
 };

@@ -1,7 +1,8 @@
 // Synchronous data-parallel training: every rank computes gradients on its slice of the
-// global batch, MPI_Allreduce sums them in place on the flat gradient buffer (the loss is
-// already scaled by 1/global batch, so the sum is the mean), then every rank applies the
-// same update. N ranks on B/N samples each therefore follow 1 rank on B samples.
+// global batch; MPI_Iallreduce sums them in place on the flat gradient buffer, in buckets
+// that start during backward (GradientReducer); the loss is already scaled by 1/global
+// batch, so the sum is the mean; then every rank applies the same update. N ranks on B/N
+// samples each therefore follow 1 rank on B samples.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -12,6 +13,7 @@
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/sampler.hpp"
 #include "hpdl/dist/comm.hpp"
+#include "hpdl/dist/grad_reducer.hpp"
 #include "hpdl/dist/watchdog.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
@@ -61,6 +63,7 @@ class SyncTrainer {
   BatchPlan plan_;
   SoftmaxCrossEntropy loss_;
   std::unique_ptr<Optimizer> optimizer_;
+  GradientReducer reducer_;
   std::vector<int32_t> labels_;
   ConfusionMatrix confusion_;
   int64_t global_step_ = 0;

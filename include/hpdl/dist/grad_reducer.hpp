@@ -1,0 +1,51 @@
+// Sums gradients across ranks in buckets that start while backward is still running
+// (after Horovod/DDP). Buckets are contiguous, layer-aligned ranges of the flat gradient
+// buffer, formed from the last layer backwards because backward finishes those first;
+// each is reduced in place with MPI_Iallreduce once all its layers are done, and later
+// layers' backward overlaps the communication. finish() waits for every bucket, bounded
+// by the watchdog. With one rank it does nothing.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hpdl/dist/comm.hpp"
+#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/nn/model.hpp"
+
+namespace hpdl {
+
+class GradientReducer {
+ public:
+  // bucket_floats: close a bucket once it holds at least this many gradients.
+  GradientReducer(const Comm& comm, Model& model, int64_t bucket_floats, Watchdog& watchdog);
+  GradientReducer(const GradientReducer&) = delete;
+  GradientReducer& operator=(const GradientReducer&) = delete;
+
+  // Called by Model::backward when layer i's parameter gradients are final.
+  void layer_done(size_t layer);
+  // Waits until every bucket of this step is reduced; then grads() holds the sum over ranks.
+  void finish(int64_t step);
+
+  int64_t num_buckets() const { return static_cast<int64_t>(buckets_.size()); }
+
+ private:
+  struct Bucket {
+    int64_t offset = 0, size = 0;
+    int layers = 0;     // layers with parameters in this bucket
+    int remaining = 0;  // of those, not yet done in this step
+  };
+  void start(Bucket& b, MPI_Request* request);
+
+  const Comm& comm_;
+  std::span<float> grads_;
+  Watchdog& watchdog_;
+  std::vector<Bucket> buckets_;
+  std::vector<int> bucket_of_layer_;   // -1 for layers without parameters
+  std::vector<MPI_Request> requests_;  // one per bucket; MPI_REQUEST_NULL when not in flight
+  int started_ = 0;
+};
+
+}  // namespace hpdl
