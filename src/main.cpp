@@ -15,8 +15,10 @@ int main(int argc, char** argv) {
   CLI::App* train_cmd = app.add_subcommand(
       "train", "Train a model described by a TOML config (run under mpirun/srun)");
   train_cmd->add_option("config", train.config, "TOML config file (see inputs/)")->required();
-  train_cmd->add_option("--set", train.sets,
-                        "Override a config key: --set optimizer.lr=0.01 (repeatable)");
+  train_cmd
+      ->add_option("--set", train.sets,
+                   "Override a config key: --set optimizer.lr=0.01 (repeatable)")
+      ->allow_extra_args(false);  // one key=value per --set, so the config path is never eaten
   train_cmd->add_flag("--overwrite", train.overwrite,
                       "Replace a completed run in the same output directory");
 

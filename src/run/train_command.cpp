@@ -169,8 +169,11 @@ int train(const TrainArgs& args, const Comm& comm) {
     out->log(rss);
     manifest["peak_rss_mib"] = rss_json;
     const EpochStats& last = history.back();
-    out->log("final: test accuracy " + fmt("%.4f", last.test_accuracy) + ", weighted F1 " +
-             fmt("%.4f", last.test_f1) + " after " + std::to_string(last.epoch) + " epochs (" +
+    const std::string result =
+        test_data ? "test accuracy " + fmt("%.4f", last.test_accuracy) + ", weighted F1 " +
+                        fmt("%.4f", last.test_f1)
+                  : "train loss " + fmt("%.4f", last.train_loss) + " (no test set)";
+    out->log("final: " + result + " after " + std::to_string(last.epoch) + " epochs (" +
              std::to_string(trainer.global_step()) + " steps) in " + fmt("%.1f", last.elapsed_s) +
              " s");
     out->log("outputs: " + out->path() +
