@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <ctime>
 #include <dnnl.hpp>
 #include <map>
@@ -32,7 +33,7 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
   char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(mpi_version, &len);
-  std::string mpi(mpi_version, len);
+  std::string mpi(mpi_version, strnlen(mpi_version, len));  // len may count the NUL
   if (const auto nl = mpi.find('\n'); nl != std::string::npos) mpi.resize(nl);
   while (!mpi.empty() && (mpi.back() == ',' || mpi.back() == ' ')) mpi.pop_back();
 

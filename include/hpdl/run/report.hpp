@@ -1,0 +1,38 @@
+// What rank 0 writes into the run directory around training: the header lines, one log
+// line and one metrics.csv row per epoch, and at the end the model, the confusion matrix,
+// peak memory per rank and the manifest marked "complete" (written last).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/data/dataset.hpp"
+#include "hpdl/nn/model.hpp"
+#include "hpdl/run/run_dir.hpp"
+#include "hpdl/train/trainer.hpp"
+
+namespace hpdl {
+
+class RunReport {
+ public:
+  // Writes config.toml and the manifest with "status": "running", and logs the header.
+  RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, const Model& model,
+            const H5Split& train, const H5Split* test, int ranks, int64_t local_batch);
+
+  void epoch(const EpochStats& st);
+  // peak_rss_mib: one entry per rank.
+  void finish(Model& model, const SyncTrainer& trainer, const H5Split* test,
+              const std::vector<EpochStats>& history, const std::vector<double>& peak_rss_mib);
+
+ private:
+  RunDir& dir_;
+  nlohmann::json manifest_;
+};
+
+// Collective: every rank's peak resident memory in MiB, in rank order.
+std::vector<double> peak_rss_mib(const Comm& comm);
+
+// save_model: /params (flat) and /tensors/<layer>.<w|b>, written atomically.
+void save_model(const std::string& path, Model& model);
+
+}  // namespace hpdl
