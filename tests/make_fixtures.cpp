@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   write_split(d + "/nan.h5", 64, {1, 8, 8}, true, -1, 45);  // in rank 1's block with 2 ranks
   write_split(d + "/wrong_shape.h5", 64, {3, 8, 8}, true);
   write_split(d + "/no_y.h5", 64, {1, 8, 8}, false);
+  write_split(d + "/wrong_rank.h5", 64, {64}, true);
   write_split(d + "/three.h5", 3, {1, 8, 8}, true);
   std::ofstream(d + "/tiny.toml") << "[run]\nname = \"tiny\"\noutput_dir = \"" << d
                                   << "/outputs\"\nwatchdog_s = 60\n"
