@@ -4,6 +4,7 @@
 // dense, dropout, Adam, L2 and clipping, with an even (12) and an uneven (10) batch.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -62,12 +63,16 @@ seed = 3
 epochs = 2
 )";
 
-std::string dir_name() { return (fs::temp_directory_path() / "hpdl_equivalence").string(); }
-
-// Rank 0 writes the data and the config; everyone reads them.
+// Rank 0 writes the data and the config once per job into a directory named after its
+// process id (so concurrent jobs never share files); everyone reads them.
 std::string prepare(const Comm& world) {
-  const std::string dir = dir_name(), data = dir + "/data.h5", cfg = dir + "/cfg.toml";
-  if (world.rank() == 0) {
+  const std::string dir = (fs::temp_directory_path() /
+                           ("hpdl_equivalence_" + world.allgather(std::to_string(getpid()))[0]))
+                              .string();
+  const std::string data = dir + "/data.h5", cfg = dir + "/cfg.toml";
+  static bool written = false;
+  if (world.rank() == 0 && !written) {
+    written = true;
     fs::create_directories(dir);
     const int64_t n = 40;
     std::vector<float> x(n * 64);
