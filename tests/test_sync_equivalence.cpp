@@ -165,6 +165,8 @@ int main(int argc, char** argv) {
     delete listeners.Release(listeners.default_result_printer());
   }
   int failed = RUN_ALL_TESTS() != 0;
+  if (rank == 0)
+    fs::remove_all(fs::temp_directory_path() / ("hpdl_equivalence_" + std::to_string(getpid())));
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
   return failed;
