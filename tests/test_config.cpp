@@ -27,13 +27,21 @@ type = "dense"
 units = 3
 )";
 
-// Unique per process and call: CTest runs test cases in parallel processes.
+// Config files go into a directory of this process (CTest runs test cases in parallel
+// processes), removed when the process ends; file names are unique per call.
+struct ConfigDir {
+  ConfigDir()
+      : path(std::filesystem::temp_directory_path() / ("hpdl_cfg_" + std::to_string(getpid()))) {
+    std::filesystem::create_directories(path);
+  }
+  ~ConfigDir() { std::filesystem::remove_all(path); }
+  std::filesystem::path path;
+};
+
 std::string write_config(const std::string& name, const std::string& text) {
+  static ConfigDir dir;
   static int calls = 0;
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("hpdl_cfg_" + name + "_" + std::to_string(getpid()) + "_" +
-                             std::to_string(++calls) + ".toml"))
-                               .string();
+  const std::string path = (dir.path / (name + "_" + std::to_string(++calls) + ".toml")).string();
   std::ofstream(path) << text;
   return path;
 }
@@ -61,8 +69,7 @@ TEST(Config, DefaultsAndOverrides) {
 }
 
 TEST(Config, RunNameDefaultsToFileStem) {
-  EXPECT_EQ(load_config(write_config("stem", kMinimal), {}).run.name.rfind("hpdl_cfg_stem_", 0),
-            0u);
+  EXPECT_EQ(load_config(write_config("stem", kMinimal), {}).run.name.rfind("stem_", 0), 0u);
 }
 
 TEST(Config, MissingFile) {

@@ -21,13 +21,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path p =
-      fs::temp_directory_path() / ("hpdl_test_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+// A fresh directory for one test, removed when the test ends.
+struct TempDir {
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("hpdl_test_" + name + "_" + std::to_string(getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path path;
+};
 
 void write_be32(gzFile f, uint32_t v) {
   const unsigned char b[4] = {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
@@ -35,7 +38,8 @@ void write_be32(gzFile f, uint32_t v) {
 }
 
 TEST(ConvertMnist, GzippedIdxToHdf5) {
-  const fs::path d = temp_dir("mnist");
+  const TempDir tmp("mnist");
+  const fs::path& d = tmp.path;
   const std::string img = (d / "img.gz").string(), lab = (d / "lab.gz").string();
   gzFile fi = gzopen(img.c_str(), "wb");
   write_be32(fi, 0x803), write_be32(fi, 3), write_be32(fi, 2), write_be32(fi, 2);
@@ -64,7 +68,8 @@ TEST(ConvertMnist, GzippedIdxToHdf5) {
 }
 
 TEST(ConvertMnist, RejectsWrongMagic) {
-  const fs::path d = temp_dir("mnist_bad");
+  const TempDir tmp("mnist_bad");
+  const fs::path& d = tmp.path;
   std::ofstream(d / "img") << "not an idx file at all";
   EXPECT_THROW(convert_mnist((d / "img").string(), (d / "img").string(), (d / "o.h5").string(), {}),
                Error);
@@ -95,7 +100,8 @@ void write_har(const fs::path& root, const std::string& split, int N, int T) {
 }
 
 TEST(ConvertUciHar, OriginalLayoutToHdf5) {
-  const fs::path d = temp_dir("har");
+  const TempDir tmp("har");
+  const fs::path& d = tmp.path;
   write_har(d, "train", 7, 5);
   write_har(d, "test", 3, 5);
   std::ofstream(d / "activity_labels.txt") << "1 WALKING\n2 UP\n3 DOWN\n4 SIT\n5 STAND\n6 LAY\n";
@@ -117,7 +123,8 @@ TEST(ConvertUciHar, OriginalLayoutToHdf5) {
 }
 
 TEST(ConvertUciHar, BadFilesNameFileAndLine) {
-  const fs::path d = temp_dir("har_bad");
+  const TempDir tmp("har_bad");
+  const fs::path& d = tmp.path;
   write_har(d, "train", 4, 5);
   write_har(d, "test", 2, 5);
   std::ofstream(d / "train" / "Inertial Signals" / "body_gyro_y_train.txt", std::ios::app)
@@ -143,7 +150,8 @@ TEST(ConvertUciHar, BadFilesNameFileAndLine) {
 TEST(ConvertUciHar, RealSubsetWhenPresent) {
   const std::string archive = HPDL_UCI_HAR_ARCHIVE;
   if (!fs::exists(archive)) GTEST_SKIP() << "no real UCI HAR subset at " << archive;
-  const fs::path d = temp_dir("har_real");
+  const TempDir tmp("har_real");
+  const fs::path& d = tmp.path;
   ASSERT_EQ(std::system(("tar -xJf '" + archive + "' -C '" + d.string() + "'").c_str()), 0);
   const std::string dir = (d / "UCI HAR Dataset").string();
   const std::string out = (d / "har.h5").string();
@@ -163,7 +171,8 @@ TEST(ConvertUciHar, RealSubsetWhenPresent) {
 }
 
 TEST(Reader, RowsAndValidation) {
-  const fs::path d = temp_dir("reader");
+  const TempDir tmp("reader");
+  const fs::path& d = tmp.path;
   const std::string out = (d / "r.h5").string();
   std::vector<float> x(10 * 3);
   std::vector<int32_t> y(10);
@@ -192,7 +201,8 @@ TEST(Reader, RowsAndValidation) {
 
 // A float64 x (or a chunked layout) cannot be read directly: H5Dread converts it.
 TEST(Reader, ConvertingPathMatchesDirectPath) {
-  const fs::path d = temp_dir("reader64");
+  const TempDir tmp("reader64");
+  const fs::path& d = tmp.path;
   const std::string f32 = (d / "f32.h5").string(), f64 = (d / "f64.h5").string();
   std::vector<float> x(20 * 4);
   std::vector<double> x64(x.size());
