@@ -9,6 +9,7 @@
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
+#include "hpdl/nn/recurrent.hpp"
 
 using namespace hpdl;
 
@@ -147,6 +148,24 @@ TEST_P(LayerTest, DropoutGradient) {
       GetParam(), [] { return std::make_unique<Dropout>(0.7f); }, Shape{{3, 10}}, true);
 }
 
+TEST_P(LayerTest, DensePerStepGradient) {
+  gradient_check(
+      GetParam(), [] { return std::make_unique<Dense>(4, Init::kGlorotUniform, true); },
+      Shape{{2, 3, 5}});
+}
+TEST_P(LayerTest, LstmGradient) {
+  gradient_check(
+      GetParam(), [] { return std::make_unique<Lstm>(4, 1.0f, false); }, Shape{{3, 5, 2}});
+}
+TEST_P(LayerTest, ReversedLstmGradient) {
+  gradient_check(
+      GetParam(), [] { return std::make_unique<Lstm>(3, 1.0f, true); }, Shape{{2, 4, 3}});
+}
+TEST_P(LayerTest, LastStepGradient) {
+  gradient_check(
+      GetParam(), [] { return std::make_unique<LastStep>(); }, Shape{{2, 4, 3}});
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, LayerTest, ::testing::Values("reference", "onednn"));
 
 TEST(Dropout, MaskDependsOnSampleIdNotPosition) {
@@ -209,6 +228,80 @@ TEST(Parity, LeNetLikeModelReferenceVsOneDnn) {
   const int64_t n_out = ref->output_shape().numel();
   for (int64_t i = 0; i < n_out; ++i) EXPECT_NEAR(ref->output()[i], dnn->output()[i], 1e-4) << i;
   const auto dy = random_vec(n_out, 10);
+  std::copy(dy.begin(), dy.end(), ref->output_grad());
+  std::copy(dy.begin(), dy.end(), dnn->output_grad());
+  ref->zero_grads();
+  dnn->zero_grads();
+  ref->backward(Pass{});
+  dnn->backward(Pass{});
+  double max_err = 0;
+  for (int64_t i = 0; i < ref->num_params(); ++i) {
+    const double a = ref->grads()[i], b = dnn->grads()[i];
+    max_err = std::max(max_err, std::abs(a - b) / (1e-3 + std::abs(a)));
+  }
+  EXPECT_LT(max_err, 1e-3);
+}
+
+// A reversed LSTM reads the sequence backwards: its output at step t equals a forward
+// LSTM's output on the time-reversed input, at step T-1-t. Forget bias lands in [H, 2H).
+TEST(Lstm, ReverseEqualsForwardOnReversedInputAndForgetBiasInit) {
+  for (const std::string backend : {"reference", "onednn"}) {
+    auto make = [&](bool reverse) {
+      std::vector<std::unique_ptr<Layer>> ls;
+      ls.push_back(std::make_unique<Lstm>(3, 1.0f, reverse));
+      ls[0]->set_name("lstm");
+      auto m =
+          std::make_unique<Model>(std::move(ls), Shape{{2, 5, 4}}, make_kernel_factory(backend));
+      m->init_params(11);
+      return m;
+    };
+    auto fwd = make(false), rev = make(true);
+    const auto& b = fwd->segments()[2];
+    EXPECT_EQ(fwd->params()[b.offset + 2], 0.0f);
+    EXPECT_EQ(fwd->params()[b.offset + 3], 1.0f);
+    EXPECT_EQ(fwd->params()[b.offset + 6], 0.0f);
+    const auto x = random_vec(2 * 5 * 4, 12);
+    for (int n = 0; n < 2; ++n)
+      for (int t = 0; t < 5; ++t)
+        for (int c = 0; c < 4; ++c) {
+          fwd->input()[(n * 5 + t) * 4 + c] = x[(n * 5 + (4 - t)) * 4 + c];
+          rev->input()[(n * 5 + t) * 4 + c] = x[(n * 5 + t) * 4 + c];
+        }
+    fwd->forward(Pass{});
+    rev->forward(Pass{});
+    for (int n = 0; n < 2; ++n)
+      for (int t = 0; t < 5; ++t)
+        for (int h = 0; h < 3; ++h)
+          EXPECT_NEAR(rev->output()[(n * 5 + t) * 3 + h], fwd->output()[(n * 5 + (4 - t)) * 3 + h],
+                      1e-6)
+              << backend;
+  }
+}
+
+// The LSTM model path (per-step dense, two LSTMs, last step, dense) through both backends.
+TEST(Parity, SequenceModelReferenceVsOneDnn) {
+  auto build = [](const std::string& backend) {
+    std::vector<std::unique_ptr<Layer>> ls;
+    ls.push_back(std::make_unique<Dense>(6, Init::kGlorotUniform, true));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+    ls.push_back(std::make_unique<Lstm>(5, 1.0f, false));
+    ls.push_back(std::make_unique<Lstm>(4, 1.0f, true));
+    ls.push_back(std::make_unique<LastStep>());
+    ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
+    for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
+    auto m = std::make_unique<Model>(std::move(ls), Shape{{4, 7, 9}}, make_kernel_factory(backend));
+    m->init_params(5);
+    return m;
+  };
+  auto ref = build("reference"), dnn = build("onednn");
+  const auto x = random_vec(ref->input_shape().numel(), 21);
+  std::copy(x.begin(), x.end(), ref->input());
+  std::copy(x.begin(), x.end(), dnn->input());
+  ref->forward(Pass{});
+  dnn->forward(Pass{});
+  for (int64_t i = 0; i < ref->output_shape().numel(); ++i)
+    EXPECT_NEAR(ref->output()[i], dnn->output()[i], 1e-5) << i;
+  const auto dy = random_vec(ref->output_shape().numel(), 22);
   std::copy(dy.begin(), dy.end(), ref->output_grad());
   std::copy(dy.begin(), dy.end(), dnn->output_grad());
   ref->zero_grads();

@@ -38,8 +38,8 @@ TEST(Optim, AdamFirstStepIsLrTimesSign) {
 }
 
 TEST(Optim, L2OnlyOnDecaySegmentsAndClipByGlobalNorm) {
-  std::vector<ParamSegment> segs = {{"l.w", 0, 2, true, Init::kZeros, 1, 1},
-                                    {"l.b", 2, 1, false, Init::kZeros, 1, 1}};
+  std::vector<ParamSegment> segs = {{"l.w", 0, 2, true, Init::kZeros, 1, 1, 0},
+                                    {"l.b", 2, 1, false, Init::kZeros, 1, 1, 0}};
   std::vector<float> w = {1, 2, 3}, g = {0, 0, 0};
   add_l2(segs, w, g, 0.5f);
   EXPECT_EQ(g, (std::vector<float>{0.5f, 1.0f, 0.0f}));

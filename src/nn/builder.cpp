@@ -7,6 +7,7 @@
 #include "hpdl/config/table_reader.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/nn/layers.hpp"
+#include "hpdl/nn/recurrent.hpp"
 
 namespace hpdl {
 namespace {
@@ -16,8 +17,17 @@ std::unique_ptr<Layer> make_layer(const LayerConfig& lc, TableReader& r) {
   if (t == "dense") {
     const int64_t units = r.get_int("units", std::nullopt, 1, 1 << 26);
     const std::string init = r.get_string("init", "glorot", {"glorot", "he"});
-    return std::make_unique<Dense>(units, init == "he" ? Init::kHeUniform : Init::kGlorotUniform);
+    const bool per_step = r.get_bool("per_step", false);
+    return std::make_unique<Dense>(units, init == "he" ? Init::kHeUniform : Init::kGlorotUniform,
+                                   per_step);
   }
+  if (t == "lstm") {
+    const int64_t hidden = r.get_int("hidden", std::nullopt, 1, 1 << 20);
+    const double forget_bias = r.get_double("forget_bias", 1.0, -100.0, 100.0);
+    const bool reverse = r.get_bool("reverse", false);
+    return std::make_unique<Lstm>(hidden, static_cast<float>(forget_bias), reverse);
+  }
+  if (t == "last_step") return std::make_unique<LastStep>();
   if (t == "conv2d") {
     const int64_t filters = r.get_int("filters", std::nullopt, 1, 1 << 20);
     const int64_t kernel = r.get_int("kernel", std::nullopt, 1, 1024);
@@ -39,7 +49,8 @@ std::unique_ptr<Layer> make_layer(const LayerConfig& lc, TableReader& r) {
     return std::make_unique<Dropout>(static_cast<float>(keep));
   }
   throw Error(lc.where + ": unknown layer type '" + t +
-              "' (known: dense, conv2d, maxpool, relu, tanh, sigmoid, flatten, dropout)");
+              "' (known: dense, conv2d, maxpool, relu, tanh, sigmoid, flatten, dropout, lstm, "
+              "last_step)");
 }
 
 }  // namespace

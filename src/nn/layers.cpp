@@ -6,9 +6,16 @@
 namespace hpdl {
 
 Shape Dense::setup(const Shape& in) {
-  batch_ = in[0];
+  if (per_step_) {
+    HPDL_REQUIRE(in.rank() == 3, "dense layer '" + name() +
+                                     "' with per_step needs a sequence [N, T, C], got " + in.str());
+    rows_ = in[0] * in[1];
+    in_ = in[2];
+    return Shape{{in[0], in[1], units_}};
+  }
+  rows_ = in[0];
   in_ = in.per_sample();
-  return Shape{{batch_, units_}};
+  return Shape{{rows_, units_}};
 }
 
 std::vector<ParamSpec> Dense::param_specs() const {
@@ -19,7 +26,7 @@ std::vector<ParamSpec> Dense::param_specs() const {
 void Dense::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
                  KernelFactory& k) {
   w_ = p[0], b_ = p[1], dw_ = g[0], db_ = g[1];
-  kernel_ = k.dense({batch_, in_, units_});
+  kernel_ = k.dense({rows_, in_, units_});
 }
 
 void Dense::forward(const float* x, float* y, const Pass&) {

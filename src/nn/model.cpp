@@ -20,7 +20,7 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, const Shape& input,
     for (const auto& s : specs.back()) layer_params_.back().size += s.size;
     for (const auto& s : specs.back()) {
       segments_.push_back(
-          {l->name() + "." + s.name, total, s.size, s.decay, s.init, s.fan_in, s.fan_out});
+          {l->name() + "." + s.name, total, s.size, s.decay, s.init, s.fan_in, s.fan_out, s.value});
       total += s.size;
     }
   }
@@ -65,6 +65,11 @@ void Model::init_params(uint64_t seed) {
     if (seg.init == Init::kGlorotUniform) bound = std::sqrt(6.0f / float(seg.fan_in + seg.fan_out));
     if (seg.init == Init::kHeUniform) bound = std::sqrt(6.0f / float(seg.fan_in));
     float* p = params_.data() + seg.offset;
+    if (seg.init == Init::kLstmBias) {
+      const int64_t h = seg.size / 4;
+      for (int64_t i = 0; i < seg.size; ++i) p[i] = (i >= h && i < 2 * h) ? seg.value : 0.0f;
+      continue;
+    }
     for (int64_t i = 0; i < seg.size; ++i)
       p[i] = bound == 0 ? 0.0f : (2 * rng.uniform() - 1) * bound;
   }

@@ -5,10 +5,12 @@
 
 namespace hpdl {
 
-// [N, I] -> [N, O]; inputs of higher rank are read as [N, prod(rest)].
+// [N, I] -> [N, O]; inputs of higher rank are read as [N, prod(rest)]. With per_step,
+// a sequence [N, T, C] is projected at every time step: [N, T, C] -> [N, T, O].
 class Dense final : public Layer {
  public:
-  Dense(int64_t units, Init init) : units_(units), init_(init) {}
+  Dense(int64_t units, Init init, bool per_step = false)
+      : units_(units), init_(init), per_step_(per_step) {}
   std::string kind() const override { return "dense"; }
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
@@ -18,8 +20,9 @@ class Dense final : public Layer {
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
  private:
-  int64_t units_, in_ = 0, batch_ = 0;
+  int64_t units_, in_ = 0, rows_ = 0;
   Init init_;
+  bool per_step_;
   std::span<float> w_, b_, dw_, db_;
   std::unique_ptr<DenseKernel> kernel_;
 };

@@ -1,0 +1,64 @@
+// Recurrent layers for sequence models (the HAR and HHAR LSTMs). Sequences are [N, T, C]
+// row-major (batch, time, channels). The LSTM's matrix products go through the backend's
+// DenseKernel (oneDNN matmul on the CPU), its gate arithmetic through OpenMP loops here.
+#pragma once
+#include <vector>
+
+#include "hpdl/core/buffer.hpp"
+#include "hpdl/nn/layer.hpp"
+
+namespace hpdl {
+
+// LSTM, sequence in and full sequence out: [N, T, C] -> [N, T, H], zero initial state.
+// Gates in the order i, f, g, o: pre = x_t Wx^T + h_{t-1} Wh^T + b; c_t = f c_{t-1} + i g;
+// h_t = o tanh(c_t). Parameters: wx [4H, C], wh [4H, H], b [4H] (forget-gate bias
+// initialised to forget_bias, the others to 0). With reverse, the sequence is read from
+// the last step to the first and the output keeps the input's time order (the backward
+// half of a bidirectional LSTM).
+class Lstm final : public Layer {
+ public:
+  Lstm(int64_t hidden, float forget_bias, bool reverse)
+      : hidden_(hidden), forget_bias_(forget_bias), reverse_(reverse) {}
+  std::string kind() const override { return "lstm"; }
+  Shape setup(const Shape& in) override;
+  std::vector<ParamSpec> param_specs() const override;
+  void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
+            KernelFactory& k) override;
+  void forward(const float* x, float* y, const Pass&) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
+  // The bias is initialised by the model; this value is added to the forget gate's part.
+  float forget_bias() const { return forget_bias_; }
+
+ private:
+  int64_t step_index(int64_t s) const { return reverse_ ? steps_ - 1 - s : s; }
+
+  int64_t hidden_, batch_ = 0, steps_ = 0, in_ = 0;
+  float forget_bias_;
+  bool reverse_;
+  std::span<float> wx_, wh_, b_, dwx_, dwh_, db_;
+  std::unique_ptr<DenseKernel> input_, recurrent_;  // [N*T, C] -> [N*T, 4H]; [N, H] -> [N, 4H]
+  Buffer pre_;       // [N*T, 4H]: input projections, then (backward) gate gradients
+  Buffer gates_;     // [T, N, 4H]: i, f, g, o after their nonlinearities (processing order)
+  Buffer cells_;     // [T, N, H]: c_t
+  Buffer hiddens_;   // [T, N, H]: h_t in processing order (contiguous per step for matmuls)
+  Buffer rec_;       // [N, 4H]: h_{t-1} Wh^T, then dpre_t
+  Buffer zeros_;     // [max(N*H, 4H)]: h_{-1} = c_{-1} = 0, and the recurrent kernel's bias
+  Buffer dh_, dc_;   // [N, H]: gradients flowing to the previous step
+  Buffer dummy_db_;  // [4H]: the recurrent kernel's bias gradient (the bias lives in input_)
+};
+
+// The last time step of a sequence: [N, T, C] -> [N, C] (many-to-one classification).
+class LastStep final : public Layer {
+ public:
+  std::string kind() const override { return "last_step"; }
+  Shape setup(const Shape& in) override;
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {
+  }
+  void forward(const float* x, float* y, const Pass&) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
+
+ private:
+  int64_t batch_ = 0, steps_ = 0, channels_ = 0;
+};
+
+}  // namespace hpdl
