@@ -1,7 +1,7 @@
 // A model: a chain of layers over one contiguous parameter buffer and one contiguous
 // gradient buffer (llm.c style). Zeroing gradients is one memset, MPI_Allreduce works in
 // place on grads(), and each layer holds spans into both. Activations and their gradients
-// are allocated once at construction for the fixed per-rank batch.
+// are allocated once at construction (in the Chain) for the fixed per-rank batch.
 #pragma once
 #include <functional>
 #include <memory>
@@ -11,6 +11,7 @@
 
 #include "hpdl/core/buffer.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "hpdl/nn/chain.hpp"
 #include "hpdl/nn/layer.hpp"
 
 namespace hpdl {
@@ -39,12 +40,12 @@ class Model {
   const std::vector<ParamSegment>& segments() const { return segments_; }
   int64_t num_params() const { return params_.size(); }
 
-  float* input() { return act_[0]; }                   // the batch is copied here
-  const float* output() const { return act_.back(); }  // logits [N, K]
-  float* output_grad() { return dact_.back(); }        // the loss writes dlogits here
-  const Shape& input_shape() const { return shapes_.front(); }
-  const Shape& output_shape() const { return shapes_.back(); }
-  int64_t batch() const { return shapes_.front()[0]; }
+  float* input() { return input_.data(); }                 // the batch is copied here
+  const float* output() const { return chain_.output(); }  // logits [N, K]
+  float* output_grad() { return output_grad_.data(); }     // the loss writes dlogits here
+  const Shape& input_shape() const { return chain_.input_shape(); }
+  const Shape& output_shape() const { return chain_.output_shape(); }
+  int64_t batch() const { return input_shape()[0]; }
 
   void forward(const Pass& pass);
   void zero_grads() { grads_.zero(); }
@@ -53,9 +54,8 @@ class Model {
   // (the gradient reducer starts communication from there).
   void backward(const Pass& pass, const std::function<void(size_t)>& on_layer_done = {});
 
-  size_t num_layers() const { return layers_.size(); }
-  const Layer& layer(size_t i) const { return *layers_[i]; }
-  const Shape& layer_output_shape(size_t i) const { return shapes_[i + 1]; }
+  size_t num_layers() const { return chain_.size(); }
+  const Layer& layer(size_t i) const { return chain_.layer(i); }
   // The contiguous range of layer i's parameters in the flat buffers (size 0: none).
   struct Range {
     int64_t offset, size;
@@ -65,13 +65,11 @@ class Model {
 
  private:
   std::unique_ptr<KernelFactory> kernels_;  // outlives the kernels the layers hold
-  std::vector<std::unique_ptr<Layer>> layers_;
-  std::vector<Shape> shapes_;  // shapes_[i]: input of layer i; back(): output
+  Chain chain_;
+  Buffer input_, output_grad_;
   Buffer params_, grads_;
   std::vector<ParamSegment> segments_;
   std::vector<Range> layer_params_;
-  std::vector<Buffer> act_store_, dact_store_;
-  std::vector<float*> act_, dact_;  // act_[i]: input of layer i (views share storage)
 };
 
 }  // namespace hpdl

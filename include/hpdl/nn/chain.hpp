@@ -1,0 +1,51 @@
+// A sequence of layers with its own activation storage: the body of a Model, and of each
+// branch of a Branches layer. The input (and its gradient) are pointers the caller
+// passes per call; every later activation and activation gradient lives in buffers
+// allocated once in setup(). A view layer (flatten) shares its input's storage; it may
+// not be the last layer of a chain.
+#pragma once
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "hpdl/core/buffer.hpp"
+#include "hpdl/nn/layer.hpp"
+
+namespace hpdl {
+
+class Chain {
+ public:
+  explicit Chain(std::vector<std::unique_ptr<Layer>> layers);
+
+  // Sets up every layer for input `in` and allocates activations; returns the output shape.
+  Shape setup(const Shape& in);
+  // All layers' parameters in order, named "<layer>.<param>".
+  std::vector<ParamSpec> param_specs() const;
+  // p, g: one span per param_specs() entry.
+  void bind(const std::vector<std::span<float>>& p, const std::vector<std::span<float>>& g,
+            KernelFactory& kernels);
+
+  void forward(const float* x, const Pass& pass);
+  // dy: gradient of output() (read only); dx: gradient of the input (overwritten; null
+  // when not needed). Parameter gradients accumulate. on_layer_done(i) follows layer i.
+  void backward(const float* x, const float* dy, float* dx, const Pass& pass,
+                const std::function<void(size_t)>& on_layer_done = {});
+
+  const float* output() const { return act_.back(); }
+  const Shape& input_shape() const { return shapes_.front(); }
+  const Shape& output_shape() const { return shapes_.back(); }
+  size_t size() const { return layers_.size(); }
+  const Layer& layer(size_t i) const { return *layers_[i]; }
+  // Number of param_specs() entries that belong to layer i.
+  size_t spec_count(size_t i) const { return spec_counts_[i]; }
+
+ private:
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<Shape> shapes_;  // shapes_[i]: input of layer i; back(): output
+  std::vector<size_t> spec_counts_;
+  std::vector<Buffer> act_store_, dact_store_;
+  std::vector<float*> act_, dact_;  // act_[i]: input of layer i, resolved per call
+};
+
+}  // namespace hpdl

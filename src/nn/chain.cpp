@@ -1,0 +1,77 @@
+// Layer chains: shape propagation, activation storage, and the forward/backward loops.
+#include "hpdl/nn/chain.hpp"
+
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+
+Chain::Chain(std::vector<std::unique_ptr<Layer>> layers) : layers_(std::move(layers)) {}
+
+Shape Chain::setup(const Shape& in) {
+  HPDL_REQUIRE(!layers_.empty(), "a chain of layers is empty");
+  HPDL_REQUIRE(!layers_.back()->is_view(), "layer '" + layers_.back()->name() + "' (" +
+                                               layers_.back()->kind() +
+                                               ") cannot be the last layer of a chain");
+  shapes_ = {in};
+  for (auto& l : layers_) {
+    shapes_.push_back(l->setup(shapes_.back()));
+    spec_counts_.push_back(l->param_specs().size());
+  }
+  const size_t n = layers_.size();
+  act_store_.resize(n + 1);
+  dact_store_.resize(n + 1);
+  act_.assign(n + 1, nullptr);
+  dact_.assign(n + 1, nullptr);
+  // Activation i (1..n) is owned unless layer i-1 is a view of its input.
+  for (size_t i = 1; i <= n; ++i) {
+    if (layers_[i - 1]->is_view()) continue;
+    act_store_[i] = Buffer(shapes_[i].numel());
+    if (i < n) dact_store_[i] = Buffer(shapes_[i].numel());  // dact_[n] is the caller's dy
+  }
+  return shapes_.back();
+}
+
+std::vector<ParamSpec> Chain::param_specs() const {
+  std::vector<ParamSpec> out;
+  for (const auto& l : layers_)
+    for (ParamSpec s : l->param_specs()) {
+      s.name = l->name() + "." + s.name;
+      out.push_back(s);
+    }
+  return out;
+}
+
+void Chain::bind(const std::vector<std::span<float>>& p, const std::vector<std::span<float>>& g,
+                 KernelFactory& kernels) {
+  size_t k = 0;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    std::vector<std::span<float>> lp(p.begin() + k, p.begin() + k + spec_counts_[i]);
+    std::vector<std::span<float>> lg(g.begin() + k, g.begin() + k + spec_counts_[i]);
+    k += spec_counts_[i];
+    layers_[i]->bind(std::move(lp), std::move(lg), kernels);
+  }
+}
+
+void Chain::forward(const float* x, const Pass& pass) {
+  act_[0] = const_cast<float*>(x);  // layers only read their input
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    act_[i + 1] = layers_[i]->is_view() ? act_[i] : act_store_[i + 1].data();
+    layers_[i]->forward(act_[i], act_[i + 1], pass);
+  }
+}
+
+void Chain::backward(const float* x, const float* dy, float* dx, const Pass& pass,
+                     const std::function<void(size_t)>& on_layer_done) {
+  const size_t n = layers_.size();
+  act_[0] = const_cast<float*>(x);
+  dact_[0] = dx;
+  for (size_t i = 1; i < n; ++i)
+    dact_[i] = layers_[i - 1]->is_view() ? dact_[i - 1] : dact_store_[i].data();
+  dact_[n] = const_cast<float*>(dy);  // the last layer only reads it
+  for (size_t i = n; i-- > 0;) {
+    layers_[i]->backward(act_[i], act_[i + 1], dact_[i + 1], dact_[i], pass);
+    if (on_layer_done) on_layer_done(i);
+  }
+}
+
+}  // namespace hpdl
