@@ -68,6 +68,13 @@ TEST(Config, DefaultsAndOverrides) {
   EXPECT_NE(to_toml(c.resolved).find("lr = 0.5"), std::string::npos);
 }
 
+TEST(Config, OverrideIndexesArraysOfLayers) {
+  const Config c = load_config(write_config("index", kMinimal), {"model.layers.1.units=7"});
+  EXPECT_EQ(c.model.layers[1].params->get("units")->value<int64_t>(), 7);
+  EXPECT_NE(error_of(kMinimal, {"model.layers.5.units=7"}).find("'5' is not an entry of layers"),
+            std::string::npos);
+}
+
 TEST(Config, RunNameDefaultsToFileStem) {
   EXPECT_EQ(load_config(write_config("stem", kMinimal), {}).run.name.rfind("stem_", 0), 0u);
 }

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "hpdl/core/rng.hpp"
+#include "hpdl/nn/branches.hpp"
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
@@ -164,6 +165,48 @@ TEST_P(LayerTest, ReversedLstmGradient) {
 TEST_P(LayerTest, LastStepGradient) {
   gradient_check(
       GetParam(), [] { return std::make_unique<LastStep>(); }, Shape{{2, 4, 3}});
+}
+
+// A cell group as in the HAR thesis (per-step projection, then an LSTM), with tanh in
+// place of the ReLU so finite differences never straddle a kink (ReLU has its own check).
+Chain group(int64_t hidden, bool reverse) {
+  std::vector<std::unique_ptr<Layer>> ls;
+  ls.push_back(std::make_unique<Dense>(hidden, Init::kHeUniform, true));
+  ls.push_back(std::make_unique<ActivationLayer>(Activation::kTanh));
+  ls.push_back(std::make_unique<Lstm>(hidden, 1.0f, reverse));
+  ls[0]->set_name("proj"), ls[1]->set_name("relu"), ls[2]->set_name("lstm");
+  return Chain(std::move(ls));
+}
+
+std::unique_ptr<Layer> bidirectional(int64_t hidden) {
+  std::vector<std::pair<std::string, Chain>> b;
+  b.emplace_back("fw", group(hidden / 2, false));
+  b.emplace_back("bw", group(hidden / 2, true));
+  return std::make_unique<Branches>(std::move(b), Branches::Combine::kConcat);
+}
+
+TEST_P(LayerTest, BidirectionalGradient) {
+  gradient_check(
+      GetParam(), [] { return bidirectional(6); }, Shape{{2, 4, 3}});
+}
+TEST_P(LayerTest, ResidualSumOfBidirectionalGroupsGradient) {
+  gradient_check(
+      GetParam(),
+      [] {
+        std::vector<std::pair<std::string, Chain>> b;
+        for (int k = 0; k < 2; ++k) {
+          std::vector<std::unique_ptr<Layer>> ls;
+          ls.push_back(bidirectional(4));
+          ls[0]->set_name("bi");
+          b.emplace_back("g" + std::to_string(k), Chain(std::move(ls)));
+        }
+        return std::make_unique<Branches>(std::move(b), Branches::Combine::kSum);
+      },
+      Shape{{2, 3, 5}});
+}
+TEST_P(LayerTest, ScalarNormGradient) {
+  gradient_check(
+      GetParam(), [] { return std::make_unique<ScalarNorm>(); }, Shape{{3, 4, 5}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LayerTest, ::testing::Values("reference", "onednn"));

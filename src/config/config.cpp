@@ -3,6 +3,7 @@
 // read through a strict TableReader into the typed structs.
 #include "hpdl/config/config.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -17,23 +18,33 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kMaxInt = std::numeric_limits<int64_t>::max();
 
-// "a.b.c=value": sets t[a][b][c], creating tables as needed.
+// "a.b.c=value": sets t[a][b][c], creating tables as needed; a number indexes an
+// existing array ("model.layers.1.hidden=64" sets the second layer's hidden size).
 void apply_override(toml::table& root, const std::string& item, const std::string& where) {
   const auto eq = item.find('=');
   if (eq == std::string::npos || eq == 0) {
     throw Error(where + ": --set '" + item + "' must look like key=value");
   }
   const std::string key = item.substr(0, eq), text = item.substr(eq + 1);
-  toml::table* table = &root;
-  std::string part;
-  std::istringstream parts(key);
   std::vector<std::string> path;
-  while (std::getline(parts, part, '.')) path.push_back(part);
+  std::istringstream parts(key);
+  for (std::string part; std::getline(parts, part, '.');) path.push_back(part);
+  toml::table* table = &root;
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     toml::node* n = table->get(path[i]);
     if (!n) {
       table->insert(path[i], toml::table{});
       n = table->get(path[i]);
+    }
+    if (n->is_array()) {
+      char* end = nullptr;
+      const long index = std::strtol(path[i + 1].c_str(), &end, 10);
+      toml::array* arr = n->as_array();
+      if (*end || index < 0 || static_cast<size_t>(index) >= arr->size() || i + 2 >= path.size())
+        throw Error(where + ": --set " + key + ": '" + path[i + 1] + "' is not an entry of " +
+                    path[i]);
+      n = arr->get(static_cast<size_t>(index));
+      ++i;
     }
     if (!n->is_table())
       throw Error(where + ": --set " + key + ": '" + path[i] + "' is not a table");

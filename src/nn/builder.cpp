@@ -1,16 +1,58 @@
 // Config -> layers. Each layer type reads its own keys through a TableReader, so
-// `[[model.layers]] type = "dense" unit = 10` fails with "unknown key 'unit'".
+// `[[model.layers]] type = "dense" unit = 10` fails with "unknown key 'unit'". Any entry
+// may say `repeat = n`. `residual_lstm` expands into the HAR thesis's residual layer:
+// K (bi)directional cell groups on the same input, summed, then normalised.
 #include "hpdl/nn/builder.hpp"
 
 #include <map>
 
 #include "hpdl/config/table_reader.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/nn/branches.hpp"
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/recurrent.hpp"
 
 namespace hpdl {
 namespace {
+
+// A cell group: per-step ReLU projection to `hidden`, then an LSTM of `hidden` units.
+Chain cell_group(int64_t hidden, float forget_bias, bool reverse) {
+  std::vector<std::unique_ptr<Layer>> ls;
+  ls.push_back(std::make_unique<Dense>(hidden, Init::kHeUniform, true));
+  ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+  ls.push_back(std::make_unique<Lstm>(hidden, forget_bias, reverse));
+  ls[0]->set_name("proj"), ls[1]->set_name("relu"), ls[2]->set_name("lstm");
+  return Chain(std::move(ls));
+}
+
+// One residual layer: K groups summed (the highway), then normalised. Bidirectional
+// groups are two cell groups of hidden/2 units, one reading the sequence backwards, with
+// their outputs concatenated per step.
+std::vector<std::unique_ptr<Layer>> residual_lstm(const std::string& name, int64_t groups,
+                                                  int64_t hidden, bool bidirectional,
+                                                  float forget_bias) {
+  auto bidirectional_group = [&] {
+    std::vector<std::pair<std::string, Chain>> dirs;
+    dirs.emplace_back("fw", cell_group(hidden / 2, forget_bias, false));
+    dirs.emplace_back("bw", cell_group(hidden / 2, forget_bias, true));
+    std::vector<std::unique_ptr<Layer>> ls;
+    ls.push_back(std::make_unique<Branches>(std::move(dirs), Branches::Combine::kConcat));
+    ls[0]->set_name("bi");
+    return Chain(std::move(ls));
+  };
+  std::vector<std::pair<std::string, Chain>> sum;
+  for (int64_t k = 0; k < groups; ++k) {
+    sum.emplace_back("g" + std::to_string(k), bidirectional
+                                                  ? bidirectional_group()
+                                                  : cell_group(hidden, forget_bias, false));
+  }
+  std::vector<std::unique_ptr<Layer>> out;
+  out.push_back(std::make_unique<Branches>(std::move(sum), Branches::Combine::kSum));
+  out.back()->set_name(name);
+  out.push_back(std::make_unique<ScalarNorm>());
+  out.back()->set_name(name + "_norm");
+  return out;
+}
 
 std::unique_ptr<Layer> make_layer(const LayerConfig& lc, TableReader& r) {
   const std::string& t = lc.type;
@@ -50,7 +92,7 @@ std::unique_ptr<Layer> make_layer(const LayerConfig& lc, TableReader& r) {
   }
   throw Error(lc.where + ": unknown layer type '" + t +
               "' (known: dense, conv2d, maxpool, relu, tanh, sigmoid, flatten, dropout, lstm, "
-              "last_step)");
+              "last_step, residual_lstm)");
 }
 
 }  // namespace
@@ -62,14 +104,34 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
   for (const auto& lc : cfg.layers) {
     TableReader r(lc.params, lc.where);
     r.get_string("type", std::nullopt);
-    const std::string short_kind = lc.type == "conv2d"    ? "conv"
-                                   : lc.type == "maxpool" ? "pool"
-                                                          : lc.type;
-    const std::string name = r.get_string("name", short_kind + std::to_string(++count[lc.type]));
-    auto layer = make_layer(lc, r);
+    const int64_t repeat = r.get_int("repeat", 1, 1, 1000);
+    const std::string short_kind = lc.type == "conv2d"          ? "conv"
+                                   : lc.type == "maxpool"       ? "pool"
+                                   : lc.type == "residual_lstm" ? "res"
+                                                                : lc.type;
+    const bool named = lc.params->contains("name");
+    const std::string base = r.get_string("name", "");
+    for (int64_t rep = 0; rep < repeat; ++rep) {
+      const std::string name = !named       ? short_kind + std::to_string(++count[lc.type])
+                               : repeat > 1 ? base + "_" + std::to_string(rep + 1)
+                                            : base;
+      if (lc.type == "residual_lstm") {
+        const int64_t groups = r.get_int("groups", 2, 1, 64);
+        const int64_t hidden = r.get_int("hidden", std::nullopt, 1, 1 << 16);
+        const bool bidirectional = r.get_bool("bidirectional", true);
+        const double forget_bias = r.get_double("forget_bias", 1.0, -100.0, 100.0);
+        HPDL_REQUIRE(!bidirectional || hidden % 2 == 0,
+                     lc.where + ": a bidirectional residual_lstm needs an even hidden size, got " +
+                         std::to_string(hidden));
+        for (auto& l : residual_lstm(name, groups, hidden, bidirectional, float(forget_bias)))
+          layers.push_back(std::move(l));
+        continue;
+      }
+      auto layer = make_layer(lc, r);
+      layer->set_name(name);
+      layers.push_back(std::move(layer));
+    }
     r.finish();
-    layer->set_name(name);
-    layers.push_back(std::move(layer));
   }
   Shape input{{batch}};
   for (auto d : cfg.input) input.dims.push_back(d);

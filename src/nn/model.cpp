@@ -45,6 +45,10 @@ void Model::init_params(uint64_t seed) {
     if (seg.init == Init::kGlorotUniform) bound = std::sqrt(6.0f / float(seg.fan_in + seg.fan_out));
     if (seg.init == Init::kHeUniform) bound = std::sqrt(6.0f / float(seg.fan_in));
     float* p = params_.data() + seg.offset;
+    if (seg.init == Init::kConstant) {
+      for (int64_t i = 0; i < seg.size; ++i) p[i] = seg.value;
+      continue;
+    }
     if (seg.init == Init::kLstmBias) {
       const int64_t h = seg.size / 4;
       for (int64_t i = 0; i < seg.size; ++i) p[i] = (i >= h && i < 2 * h) ? seg.value : 0.0f;

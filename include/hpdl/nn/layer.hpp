@@ -14,8 +14,9 @@
 
 namespace hpdl {
 
-// kLstmBias: zeros except the forget-gate quarter [H, 2H) of a [4H] bias, set to `value`.
-enum class Init { kZeros, kGlorotUniform, kHeUniform, kLstmBias };
+// kLstmBias: zeros except the forget-gate quarter [H, 2H) of a [4H] bias, set to `value`;
+// kConstant: every element `value`.
+enum class Init { kZeros, kGlorotUniform, kHeUniform, kLstmBias, kConstant };
 
 // One parameter tensor a layer needs; the model places it in the flat buffer.
 struct ParamSpec {
@@ -24,7 +25,7 @@ struct ParamSpec {
   bool decay;  // L2 applies (weights yes, biases no)
   Init init;
   int64_t fan_in, fan_out;
-  float value = 0;  // for kLstmBias
+  float value = 0;  // for kLstmBias and kConstant
 };
 
 // What a pass needs to know besides the data: training or inference, the global step and

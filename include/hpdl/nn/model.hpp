@@ -23,7 +23,7 @@ struct ParamSegment {
   bool decay;  // L2 applies
   Init init;
   int64_t fan_in, fan_out;
-  float value;  // for Init::kLstmBias
+  float value;  // for Init::kLstmBias and kConstant
 };
 
 class Model {

@@ -1,0 +1,64 @@
+// Layers that are not a single step of a chain: Branches runs several chains of layers on
+// the same input and joins their outputs, by concatenation along the last axis (the two
+// directions of a bidirectional LSTM) or by element-wise sum (the K groups of a HAR
+// residual layer); ScalarNorm is the HAR thesis's normalisation after such a sum.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hpdl/nn/chain.hpp"
+
+namespace hpdl {
+
+class Branches final : public Layer {
+ public:
+  enum class Combine { kConcat, kSum };
+  // Each branch has a name; its parameters are named "<branch>.<layer>.<param>".
+  Branches(std::vector<std::pair<std::string, Chain>> branches, Combine combine);
+  std::string kind() const override { return combine_ == Combine::kSum ? "sum" : "concat"; }
+  // sum: every branch must output the same shape; concat: the same but for the last axis.
+  Shape setup(const Shape& in) override;
+  std::vector<ParamSpec> param_specs() const override;
+  void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
+            KernelFactory& k) override;
+  void forward(const float* x, float* y, const Pass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx,
+                const Pass& pass) override;
+
+ private:
+  std::vector<std::pair<std::string, Chain>> branches_;
+  Combine combine_;
+  int64_t rows_ = 0;               // product of all output dims but the last
+  std::vector<int64_t> widths_;    // last-axis width of each branch's output
+  int64_t width_ = 0;              // of the joined output
+  std::vector<Buffer> branch_dy_;  // concat: each branch's slice of dy, contiguous
+  Buffer dx_scratch_;              // input gradient of branches after the first
+};
+
+// Per-sample normalisation over all of a sample's elements (time and features), with a
+// learnable scalar scale (initialised to 0.5) and shift (0): y = scale * (x - mean) /
+// sqrt(var + eps) + shift. Statistics are per sample, so results do not depend on the
+// batch's composition or on how it is split across ranks.
+class ScalarNorm final : public Layer {
+ public:
+  explicit ScalarNorm(float scale_init = 0.5f, float eps = 1e-5f)
+      : scale_init_(scale_init), eps_(eps) {}
+  std::string kind() const override { return "norm"; }
+  Shape setup(const Shape& in) override;
+  std::vector<ParamSpec> param_specs() const override;
+  void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
+            KernelFactory& k) override;
+  void forward(const float* x, float* y, const Pass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx,
+                const Pass& pass) override;
+
+ private:
+  float scale_init_, eps_;
+  int64_t batch_ = 0, per_sample_ = 0;
+  std::span<float> scale_, shift_, dscale_, dshift_;
+  Buffer xhat_;     // [N, M] normalised input
+  Buffer inv_std_;  // [N]
+};
+
+}  // namespace hpdl
