@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/rng.hpp"
@@ -63,34 +64,71 @@ seed = 3
 epochs = 2
 )";
 
-// Rank 0 writes the data and the config once per job into a directory named after its
-// process id (so concurrent jobs never share files); everyone reads them.
-std::string prepare(const Comm& world) {
+// A tiny HAR 2x2 residual bidirectional LSTM on [6 steps, 3 channels].
+const char* kHarConfig = R"(
+[data]
+train_file = "%DATA%"
+[model]
+input = [6, 3]
+classes = 4
+[[model.layers]]
+type = "dropout"
+keep = 0.85
+[[model.layers]]
+type = "residual_lstm"
+repeat = 2
+groups = 2
+hidden = 4
+[[model.layers]]
+type = "last_step"
+[[model.layers]]
+type = "dense"
+units = 4
+[optimizer]
+name = "adam"
+lr = 0.01
+l2 = 0.005
+clip_norm = 15.0
+[train]
+seed = 3
+epochs = 2
+)";
+
+// Rank 0 writes NAME.h5 (40 samples of `sample` shape) and NAME.toml once per job into a
+// directory named after its process id (so concurrent jobs never share files); everyone
+// reads them. Returns the config path.
+std::string prepare(const Comm& world, const std::string& name, const char* config,
+                    const std::vector<hsize_t>& sample) {
   const std::string dir = (fs::temp_directory_path() /
                            ("hpdl_equivalence_" + world.allgather(std::to_string(getpid()))[0]))
                               .string();
-  const std::string data = dir + "/data.h5", cfg = dir + "/cfg.toml";
-  static bool written = false;
-  if (world.rank() == 0 && !written) {
-    written = true;
+  const std::string data = dir + "/" + name + ".h5", cfg = dir + "/" + name + ".toml";
+  static std::set<std::string> written;
+  if (world.rank() == 0 && written.insert(name).second) {
     fs::create_directories(dir);
     const int64_t n = 40;
-    std::vector<float> x(n * 64);
+    int64_t per = 1;
+    for (auto d : sample) per *= static_cast<int64_t>(d);
+    std::vector<float> x(n * per);
     std::vector<int32_t> y(n);
     Rng rng(1, 1);
     for (auto& v : x) v = rng.uniform();
     for (int64_t i = 0; i < n; ++i) y[i] = static_cast<int32_t>(i % 4);
+    std::vector<hsize_t> dims = {hsize_t(n)};
+    dims.insert(dims.end(), sample.begin(), sample.end());
     h5_write_atomically(data, [&](hid_t f) {
-      h5_write(f, "x", x.data(), {hsize_t(n), 1, 8, 8});
+      h5_write(f, "x", x.data(), dims);
       h5_write(f, "y", y.data(), {hsize_t(n)});
     });
-    std::string text = kConfig;
+    std::string text = config;
     text.replace(text.find("%DATA%"), 6, data);
     std::ofstream(cfg) << text;
   }
   world.barrier();
   return cfg;
 }
+
+std::string prepare(const Comm& world) { return prepare(world, "conv", kConfig, {1, 8, 8}); }
 
 std::vector<float> train(const Config& cfg, const Comm& comm) {
   H5Split data(cfg.data.train_file, "/");
@@ -103,6 +141,26 @@ std::vector<float> train(const Config& cfg, const Comm& comm) {
   trainer.run({});
   EXPECT_EQ(trainer.global_step(), 2 * (data.size() / cfg.train.batch));
   return {model->params().begin(), model->params().end()};
+}
+
+// max |N-rank params - 1-rank params| after training cfg on world and on self.
+double distance_to_single_rank(const Config& cfg) {
+  Comm world(MPI_COMM_WORLD), self(MPI_COMM_SELF);
+  const std::vector<float> distributed = train(cfg, world);
+  const std::vector<float> single = train(cfg, self);
+  double max_diff = 0;
+  for (size_t i = 0; i < single.size(); ++i)
+    max_diff = std::max(max_diff, double(std::abs(distributed[i] - single[i])));
+  return max_diff;
+}
+
+TEST(HarEquivalence, NRanksMatchOneRank) {
+  Comm world(MPI_COMM_WORLD);
+  for (const std::string backend : {"onednn", "reference"}) {
+    const std::string path = prepare(world, "har", kHarConfig, {6, 3});
+    const Config cfg = load_config(path, {"train.batch=10", "run.backend=\"" + backend + "\""});
+    EXPECT_LT(distance_to_single_rank(cfg), 2e-5) << backend << " rank " << world.rank();
+  }
 }
 
 // (global batch, backend, gradient bucket MiB: 0.0005 gives one bucket per layer or so,
