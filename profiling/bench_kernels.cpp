@@ -63,6 +63,7 @@ void BM_Dense(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * d.batch);
 }
 BENCHMARK(BM_Dense)
+    ->Args({1, 12800, 16, 64})
     ->Args({1, 16, 784, 64})
     ->Args({1, 64, 2450, 500})
     ->Args({0, 16, 784, 64})

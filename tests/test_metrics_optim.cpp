@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "hpdl/core/fast_math.hpp"
 #include "hpdl/optim/optimizer.hpp"
 #include "hpdl/train/metrics.hpp"
 
@@ -49,4 +50,19 @@ TEST(Optim, L2OnlyOnDecaySegmentsAndClipByGlobalNorm) {
   std::vector<float> small = {0.3f, 0.4f};
   clip_by_global_norm(small, 1.0);
   EXPECT_FLOAT_EQ(small[0], 0.3f);
+}
+
+TEST(FastMath, ExpSigmoidTanhMatchLibm) {
+  double exp_err = 0, sig_err = 0, tanh_err = 0;
+  for (float x = -80.0f; x <= 80.0f; x += 0.00731f) {
+    exp_err = std::max(exp_err, std::abs(double(fast_exp(x)) / std::exp(double(x)) - 1));
+    sig_err = std::max(sig_err, std::abs(double(fast_sigmoid(x)) - 1 / (1 + std::exp(-double(x)))));
+    tanh_err = std::max(tanh_err, std::abs(double(fast_tanh(x)) - std::tanh(double(x))));
+  }
+  EXPECT_LT(exp_err, 5e-7);
+  EXPECT_LT(sig_err, 2e-7);
+  EXPECT_LT(tanh_err, 5e-7);
+  EXPECT_LT(fast_sigmoid(-1000.0f), 1e-30f);  // clamped: tiny, finite, not NaN
+  EXPECT_FLOAT_EQ(fast_sigmoid(1000.0f), 1.0f);
+  EXPECT_FLOAT_EQ(fast_tanh(1000.0f), 1.0f);
 }

