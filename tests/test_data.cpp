@@ -120,6 +120,36 @@ TEST(ConvertUciHar, OriginalLayoutToHdf5) {
   EXPECT_EQ(train.class_names()[1], "UP");
   H5Split test(out, "/test");
   EXPECT_EQ(test.size(), 3);
+
+  // data.normalize: channels standardised with the training statistics stored by the
+  // converter; the training split then has mean 0 and std 1 per channel.
+  train.normalize_channels();
+  train.read_range(0, 7, x.data(), y.data());
+  for (int c = 0; c < 9; ++c) {
+    double sum = 0, sq = 0;
+    for (int i = 0; i < 7 * 5; ++i) sum += x[i * 9 + c], sq += double(x[i * 9 + c]) * x[i * 9 + c];
+    EXPECT_NEAR(sum / 35, 0.0, 1e-5);
+    EXPECT_NEAR(sq / 35, 1.0, 1e-4);
+  }
+}
+
+TEST(Reader, NormalizeNeedsStatistics) {
+  const TempDir tmp("nostats");
+  const std::string out = (tmp.path / "n.h5").string();
+  std::vector<float> x(4 * 3, 1.0f);
+  std::vector<int32_t> y(4, 0);
+  h5_write_atomically(out, [&](hid_t f) {
+    h5_write(f, "x", x.data(), {4, 3});
+    h5_write(f, "y", y.data(), {4});
+  });
+  H5Split s(out, "/");
+  try {
+    s.normalize_channels();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("data.normalize needs attributes mean and std"),
+              std::string::npos);
+  }
 }
 
 TEST(ConvertUciHar, BadFilesNameFileAndLine) {

@@ -97,6 +97,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     c.data.train_group = r.get_string("train_group", "/");
     c.data.test_file = r.get_string("test_file", "");
     c.data.test_group = r.get_string("test_group", "/");
+    c.data.normalize = r.get_bool("normalize", false);
     r.finish();
   }
   {

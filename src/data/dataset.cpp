@@ -102,6 +102,35 @@ void H5Split::read(hid_t fsx, hid_t fsy, int64_t n, float* x, int32_t* y) {
 }
 
 void H5Split::read_rows(std::span<const int64_t> rows, float* x, int32_t* y) {
+  read_raw(rows, x, y);
+  if (norm_mean_.empty()) return;
+  // Per-channel standardisation; the channel is the last axis of a sample.
+  const int64_t n = static_cast<int64_t>(rows.size()) * per_sample_,
+                C = static_cast<int64_t>(norm_mean_.size());
+  const float* mean = norm_mean_.data();
+  const float* inv = norm_inv_std_.data();
+#pragma omp parallel for if (n > 262144)
+  for (int64_t i = 0; i < n; i += C)
+    for (int64_t c = 0; c < C; ++c) x[i + c] = (x[i + c] - mean[c]) * inv[c];
+}
+
+void H5Split::normalize_channels() {
+  std::vector<float> mean = h5_read_float_attr(x_.get(), "mean");
+  std::vector<float> stdev = h5_read_float_attr(x_.get(), "std");
+  const size_t C = static_cast<size_t>(sample_shape_.back());
+  if (mean.size() != C || stdev.size() != C) {
+    throw Error("data.normalize needs attributes mean and std of " + std::to_string(C) +
+                " channels on " + where_ + "x (hpdl convert uci-har writes them)");
+  }
+  norm_inv_std_.resize(C);
+  for (size_t c = 0; c < C; ++c) {
+    if (!(stdev[c] > 0)) throw Error(where_ + "x.std[" + std::to_string(c) + "] is not positive");
+    norm_inv_std_[c] = 1.0f / stdev[c];
+  }
+  norm_mean_ = std::move(mean);
+}
+
+void H5Split::read_raw(std::span<const int64_t> rows, float* x, int32_t* y) {
   if (fd_ >= 0) {
     const size_t row_bytes = static_cast<size_t>(per_sample_) * sizeof(float);
     for (size_t i = 0; i < rows.size();) {

@@ -132,6 +132,18 @@ std::vector<std::string> h5_read_string_list_attr(hid_t obj, const std::string& 
   return out;
 }
 
+std::vector<float> h5_read_float_attr(hid_t obj, const std::string& name) {
+  std::vector<float> out;
+  if (H5Aexists(obj, name.c_str()) <= 0) return out;
+  H5Id a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  H5Id space(H5Aget_space(a.get()), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n <= 0) return out;
+  out.resize(static_cast<size_t>(n));
+  if (H5Aread(a.get(), H5T_NATIVE_FLOAT, out.data()) < 0) out.clear();
+  return out;
+}
+
 void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& path) {
   HPDL_CHECK_H5(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
   file = H5Id();  // close before fsync and rename

@@ -67,6 +67,9 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm) {
                     " but model.input = " + Shape{cfg.model.input}.str());
       }
     }
+    if (cfg.data.normalize)
+      for (H5Split* split : {s.train.get(), s.test.get()})
+        if (split) split->normalize_channels();
     HPDL_REQUIRE(s.train->size() >= comm.size(),
                  "more ranks (" + std::to_string(comm.size()) + ") than training samples (" +
                      std::to_string(s.train->size()) + ") in " + s.train->where());

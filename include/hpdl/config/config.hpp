@@ -21,6 +21,7 @@ struct RunConfig {
 struct DataConfig {
   std::string train_file, train_group = "/";  // HDF5 file and group holding x and y
   std::string test_file, test_group = "/";    // test split ("" = no evaluation)
+  bool normalize = false;  // standardise channels with the file's x.mean / x.std attributes
 };
 
 struct LayerConfig {

@@ -33,6 +33,9 @@ class H5Split {
 
   // Reads the given rows (ascending, no repeats) into x [n, per_sample] and y [n].
   void read_rows(std::span<const int64_t> rows, float* x, int32_t* y);
+  // From now on, standardise every channel (last axis) with the split's x.mean and x.std
+  // attributes (training statistics, written by the UCI HAR converter). Throws if absent.
+  void normalize_channels();
   // Reads rows [begin, end) of x and y.
   void read_range(int64_t begin, int64_t end, float* x, int32_t* y);
 
@@ -45,6 +48,7 @@ class H5Split {
 
  private:
   void read(hid_t file_space_x, hid_t file_space_y, int64_t n, float* x, int32_t* y);
+  void read_raw(std::span<const int64_t> rows, float* x, int32_t* y);
   void pread_all(void* dst, size_t bytes, haddr_t offset) const;
 
   std::string where_;
@@ -52,7 +56,9 @@ class H5Split {
   int64_t rows_ = 0, per_sample_ = 0;
   int fd_ = -1;  // POSIX descriptor for direct reads, or -1
   haddr_t x_offset_ = HADDR_UNDEF, y_offset_ = HADDR_UNDEF;
-  std::vector<int32_t> labels_;  // direct path: all labels, read once (4 bytes a row)
+  std::vector<int32_t> labels_;
+  std::vector<float> norm_mean_, norm_inv_std_;  // per channel; empty: no normalisation  // direct
+                                                 // path: all labels, read once (4 bytes a row)
   std::vector<int64_t> sample_shape_;
 };
 

@@ -48,6 +48,7 @@ void h5_write_attr(hid_t obj, const std::string& name, const std::vector<std::st
 
 // Optional attributes; false/empty when absent.
 std::vector<std::string> h5_read_string_list_attr(hid_t obj, const std::string& name);
+std::vector<float> h5_read_float_attr(hid_t obj, const std::string& name);
 
 // Writes an HDF5 file under PATH.tmp with `fill`, then fsyncs and renames it to PATH, so a
 // reader never sees a half-written file under the final name.
