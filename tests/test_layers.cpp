@@ -242,6 +242,32 @@ TEST(Loss, SoftmaxCrossEntropyGradientAndValue) {
   EXPECT_EQ(loss.predicted(0), 2);
 }
 
+// Runs the same seeded batch and output gradient through `ref` and `dnn` (two builds of
+// one model on different backends) and expects equal outputs and parameter gradients.
+void expect_backends_agree(Model& ref, Model& dnn, uint64_t seed, double out_tol) {
+  ASSERT_EQ(ref.num_params(), dnn.num_params());
+  const auto x = random_vec(ref.input_shape().numel(), seed);
+  std::copy(x.begin(), x.end(), ref.input());
+  std::copy(x.begin(), x.end(), dnn.input());
+  ref.forward(Pass{});
+  dnn.forward(Pass{});
+  const int64_t n_out = ref.output_shape().numel();
+  for (int64_t i = 0; i < n_out; ++i) EXPECT_NEAR(ref.output()[i], dnn.output()[i], out_tol) << i;
+  const auto dy = random_vec(n_out, seed + 1);
+  std::copy(dy.begin(), dy.end(), ref.output_grad());
+  std::copy(dy.begin(), dy.end(), dnn.output_grad());
+  ref.zero_grads();
+  dnn.zero_grads();
+  ref.backward(Pass{});
+  dnn.backward(Pass{});
+  double max_err = 0;
+  for (int64_t i = 0; i < ref.num_params(); ++i) {
+    const double a = ref.grads()[i], b = dnn.grads()[i];
+    max_err = std::max(max_err, std::abs(a - b) / (1e-3 + std::abs(a)));
+  }
+  EXPECT_LT(max_err, 1e-3);
+}
+
 // The same seeded model and batch through both backends: logits and all gradients agree.
 TEST(Parity, LeNetLikeModelReferenceVsOneDnn) {
   auto build = [](const std::string& backend) {
@@ -262,27 +288,7 @@ TEST(Parity, LeNetLikeModelReferenceVsOneDnn) {
     return m;
   };
   auto ref = build("reference"), dnn = build("onednn");
-  ASSERT_EQ(ref->num_params(), dnn->num_params());
-  const auto x = random_vec(ref->input_shape().numel(), 9);
-  std::copy(x.begin(), x.end(), ref->input());
-  std::copy(x.begin(), x.end(), dnn->input());
-  ref->forward(Pass{});
-  dnn->forward(Pass{});
-  const int64_t n_out = ref->output_shape().numel();
-  for (int64_t i = 0; i < n_out; ++i) EXPECT_NEAR(ref->output()[i], dnn->output()[i], 1e-4) << i;
-  const auto dy = random_vec(n_out, 10);
-  std::copy(dy.begin(), dy.end(), ref->output_grad());
-  std::copy(dy.begin(), dy.end(), dnn->output_grad());
-  ref->zero_grads();
-  dnn->zero_grads();
-  ref->backward(Pass{});
-  dnn->backward(Pass{});
-  double max_err = 0;
-  for (int64_t i = 0; i < ref->num_params(); ++i) {
-    const double a = ref->grads()[i], b = dnn->grads()[i];
-    max_err = std::max(max_err, std::abs(a - b) / (1e-3 + std::abs(a)));
-  }
-  EXPECT_LT(max_err, 1e-3);
+  expect_backends_agree(*ref, *dnn, 9, 1e-4);
 }
 
 // A reversed LSTM reads the sequence backwards: its output at step t equals a forward
@@ -337,26 +343,7 @@ TEST(Parity, SequenceModelReferenceVsOneDnn) {
     return m;
   };
   auto ref = build("reference"), dnn = build("onednn");
-  const auto x = random_vec(ref->input_shape().numel(), 21);
-  std::copy(x.begin(), x.end(), ref->input());
-  std::copy(x.begin(), x.end(), dnn->input());
-  ref->forward(Pass{});
-  dnn->forward(Pass{});
-  for (int64_t i = 0; i < ref->output_shape().numel(); ++i)
-    EXPECT_NEAR(ref->output()[i], dnn->output()[i], 1e-5) << i;
-  const auto dy = random_vec(ref->output_shape().numel(), 22);
-  std::copy(dy.begin(), dy.end(), ref->output_grad());
-  std::copy(dy.begin(), dy.end(), dnn->output_grad());
-  ref->zero_grads();
-  dnn->zero_grads();
-  ref->backward(Pass{});
-  dnn->backward(Pass{});
-  double max_err = 0;
-  for (int64_t i = 0; i < ref->num_params(); ++i) {
-    const double a = ref->grads()[i], b = dnn->grads()[i];
-    max_err = std::max(max_err, std::abs(a - b) / (1e-3 + std::abs(a)));
-  }
-  EXPECT_LT(max_err, 1e-3);
+  expect_backends_agree(*ref, *dnn, 21, 1e-5);
 }
 
 // backward adds into parameter gradients: two backwards give twice the gradient.
