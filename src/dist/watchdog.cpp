@@ -17,7 +17,7 @@ int64_t now_ns() {
 }  // namespace
 
 Watchdog::Watchdog(double limit_s, int rank) : limit_s_(limit_s), rank_(rank) {
-  if (limit_s_ > 0) thread_ = std::thread([this] { watch(); });
+  thread_ = std::thread([this] { watch(); });
 }
 
 Watchdog::~Watchdog() {
@@ -41,13 +41,14 @@ void Watchdog::watch() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) {
     const int64_t since = armed_at_ns_.load(std::memory_order_acquire);
-    if (since == 0) continue;
+    const double limit = limit_s_.load(std::memory_order_relaxed);
+    if (since == 0 || limit <= 0) continue;
     const double waited = (now_ns() - since) * 1e-9;
-    if (waited > limit_s_) {
+    if (waited > limit) {
       std::fprintf(stderr,
                    "hpdl: error: rank %d waited %.0f s in %s at step %lld (limit "
                    "run.watchdog_s = %.0f s): another rank is late or gone\n",
-                   rank_, waited, op_.load(), static_cast<long long>(step_.load()), limit_s_);
+                   rank_, waited, op_.load(), static_cast<long long>(step_.load()), limit);
       std::fflush(stderr);
       std::_Exit(3);
     }

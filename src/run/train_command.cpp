@@ -23,14 +23,16 @@ namespace hpdl {
 namespace {
 
 // Runs f on every rank; if it throws on any rank, all ranks throw the first rank's message.
+// The agreement waits for the slowest rank, bounded by the watchdog.
 template <typename F>
-void on_all_ranks(const Comm& comm, F&& f) {
+void on_all_ranks(const Comm& comm, Watchdog& watchdog, F&& f) {
   std::string err;
   try {
     f();
   } catch (const std::exception& e) {
     err = e.what();
   }
+  WatchdogScope guard(watchdog, "set-up agreement", 0);
   comm.agree(err);
 }
 
@@ -43,19 +45,20 @@ struct TrainSetup {
   std::unique_ptr<Model> model;
 };
 
-TrainSetup set_up(const TrainArgs& args, const Comm& comm) {
+TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   TrainSetup s;
   Config& cfg = s.cfg;
-  on_all_ranks(comm, [&] {
+  on_all_ranks(comm, watchdog, [&] {
     cfg = load_config(args.config, args.sets);
     if (args.overwrite) cfg.run.overwrite = true;
   });
-  on_all_ranks(comm, [&] {
+  watchdog.set_limit(cfg.run.watchdog_s);
+  on_all_ranks(comm, watchdog, [&] {
     if (comm.rank() == 0)
       s.out = std::make_unique<RunDir>(cfg.run.output_dir + "/" + resolve_run_name(cfg),
                                        cfg.run.overwrite);
   });
-  on_all_ranks(comm, [&] {
+  on_all_ranks(comm, watchdog, [&] {
     h5_quiet();
     s.train = std::make_unique<H5Split>(cfg.data.train_file, cfg.data.train_group);
     if (!cfg.data.test_file.empty())
@@ -77,7 +80,7 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm) {
         BatchPlan(s.train->size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
   });
   // Every rank checks its block of each split for bad labels and NaN/Inf.
-  on_all_ranks(comm, [&] {
+  on_all_ranks(comm, watchdog, [&] {
     for (H5Split* split : {s.train.get(), s.test.get()}) {
       if (!split) continue;
       int64_t b = 0, e = 0;
@@ -86,7 +89,7 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm) {
       if (!bad.empty()) throw Error(bad);
     }
   });
-  on_all_ranks(comm, [&] {
+  on_all_ranks(comm, watchdog, [&] {
     s.model = build_model(cfg.model, s.local_batch, cfg.run.backend);
     s.model->init_params(cfg.train.seed);
   });
@@ -94,15 +97,20 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm) {
 }
 
 int train(const TrainArgs& args, const Comm& comm) {
-  TrainSetup s = set_up(args, comm);
-  nlohmann::json manifest = make_manifest(comm, s.cfg, args.command_line);  // collective
+  // Bounds every wait on other ranks; the default limit holds until the config is read.
+  Watchdog watchdog(RunConfig{}.watchdog_s, comm.rank());
+  TrainSetup s = set_up(args, comm, watchdog);
+  nlohmann::json manifest;
+  {
+    WatchdogScope guard(watchdog, "manifest host gather", 0);
+    manifest = make_manifest(comm, s.cfg, args.command_line);
+  }
   std::unique_ptr<RunReport> report;
   if (comm.rank() == 0) {
     report = std::make_unique<RunReport>(*s.out, std::move(manifest), s.cfg, *s.model, *s.train,
                                          s.test.get(), comm.size(), s.local_batch);
   }
 
-  Watchdog watchdog(s.cfg.run.watchdog_s, comm.rank());
   SyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog);
   Progress progress(report && s.cfg.train.progress);
   TrainHooks hooks;
@@ -116,7 +124,11 @@ int train(const TrainArgs& args, const Comm& comm) {
     };
   }
   const std::vector<EpochStats> history = trainer.run(hooks);
-  const std::vector<double> rss = peak_rss_mib(comm);  // collective
+  std::vector<double> rss;
+  {
+    WatchdogScope guard(watchdog, "peak memory gather", trainer.global_step());
+    rss = peak_rss_mib(comm);
+  }
   if (report) report->finish(*s.model, trainer, s.test.get(), history, rss);
   return 0;
 }

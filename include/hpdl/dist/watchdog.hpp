@@ -13,19 +13,21 @@ namespace hpdl {
 
 class Watchdog {
  public:
-  // limit_s <= 0 disables the watchdog.
+  // limit_s <= 0 disables the watchdog (until set_limit gives it a positive limit).
   Watchdog(double limit_s, int rank);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
+  // Changes the limit, e.g. once the config that holds it has been read.
+  void set_limit(double limit_s) { limit_s_.store(limit_s, std::memory_order_relaxed); }
   void arm(const char* op, int64_t step);
   void disarm();
 
  private:
   void watch();
 
-  double limit_s_;
+  std::atomic<double> limit_s_;
   int rank_;
   std::atomic<int64_t> armed_at_ns_{0};  // 0 = not armed
   std::atomic<const char*> op_{""};
