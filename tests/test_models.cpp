@@ -13,34 +13,13 @@
 #include "hpdl/core/rng.hpp"
 #include "hpdl/nn/builder.hpp"
 #include "hpdl/nn/loss.hpp"
+#include "tiny_har.hpp"
 
 using namespace hpdl;
 
 namespace {
 
-const char* kTinyHar = R"(
-[data]
-train_file = "unused.h5"
-[model]
-input = [6, 3]
-classes = 4
-[[model.layers]]
-type = "dropout"
-keep = 0.85
-[[model.layers]]
-type = "residual_lstm"
-repeat = 2
-groups = 2
-hidden = 4
-[[model.layers]]
-type = "last_step"
-[[model.layers]]
-type = "dropout"
-keep = 0.85
-[[model.layers]]
-type = "dense"
-units = 4
-)";
+const std::string kTinyHar = std::string("[data]\ntrain_file = \"unused.h5\"\n") + kTinyHarModel;
 
 class ModelGradient : public ::testing::TestWithParam<std::string> {};
 

@@ -20,6 +20,7 @@
 #include "hpdl/dist/watchdog.hpp"
 #include "hpdl/nn/builder.hpp"
 #include "hpdl/train/trainer.hpp"
+#include "tiny_har.hpp"
 
 using namespace hpdl;
 namespace fs = std::filesystem;
@@ -64,26 +65,9 @@ seed = 3
 epochs = 2
 )";
 
-// A tiny HAR 2x2 residual bidirectional LSTM on [6 steps, 3 channels].
-const char* kHarConfig = R"(
-[data]
-train_file = "%DATA%"
-[model]
-input = [6, 3]
-classes = 4
-[[model.layers]]
-type = "dropout"
-keep = 0.85
-[[model.layers]]
-type = "residual_lstm"
-repeat = 2
-groups = 2
-hidden = 4
-[[model.layers]]
-type = "last_step"
-[[model.layers]]
-type = "dense"
-units = 4
+// The shared tiny HAR 2x2 model (tiny_har.hpp) with Adam, L2 and clipping.
+const std::string kHarConfig = std::string("[data]\ntrain_file = \"%DATA%\"\n") + kTinyHarModel +
+                               R"(
 [optimizer]
 name = "adam"
 lr = 0.01
@@ -97,7 +81,7 @@ epochs = 2
 // Rank 0 writes NAME.h5 (40 samples of `sample` shape) and NAME.toml once per job into a
 // directory named after its process id (so concurrent jobs never share files); everyone
 // reads them. Returns the config path.
-std::string prepare(const Comm& world, const std::string& name, const char* config,
+std::string prepare(const Comm& world, const std::string& name, const std::string& config,
                     const std::vector<hsize_t>& sample) {
   const std::string dir = (fs::temp_directory_path() /
                            ("hpdl_equivalence_" + world.allgather(std::to_string(getpid()))[0]))
