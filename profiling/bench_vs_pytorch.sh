@@ -7,15 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
-bash scripts/setup.sh >/dev/null
-for p in python3-torch libopenblas0-openmp; do
-  dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q "install ok installed" ||
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $p >/dev/null
-done
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-OPENBLAS=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3
-cores=$(nproc)
-out=$(mktemp -d)
+source profiling/peer_env.sh
 
 # hpdl samples/s over STEPS steps (the rate of the last epoch row in metrics.csv).
 hpdl_rate() {  # ranks config steps
