@@ -142,11 +142,26 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   }
   {
     TableReader r(root.get_table("distributed"), where + ": distributed");
-    c.distributed.mode = r.get_string("mode", "sync", {"sync"});
-    c.distributed.bucket_mb = r.get_double("bucket_mb", 0.25, 1e-6, 2048.0);
+    auto& d = c.distributed;
+    d.mode = r.get_string("mode", "sync", {"sync", "downpour", "dcasgd"});
+    d.bucket_mb = r.get_double("bucket_mb", 0.25, 1e-6, 2048.0);
+    d.servers = r.get_int("servers", 1, 1, 1 << 20);
+    d.n_fetch = r.get_int("n_fetch", 1, 1, kMaxInt);
+    d.n_push = r.get_int("n_push", 1, 1, kMaxInt);
+    d.dc_lambda = r.get_double("dc_lambda", 0.04, 0.0, kInf);
+    d.dc_adaptive = r.get_bool("dc_adaptive", false);
+    d.dc_lambda0 = r.get_double("dc_lambda0", 2.0, 0.0, kInf);
+    d.dc_ms_decay = r.get_double("dc_ms_decay", 0.95, 0.0, 1.0);
+    d.dc_eps = r.get_double("dc_eps", 1e-7, 1e-30, 1.0);
+    d.poll_us = r.get_double("poll_us", 50.0, 0.0, 1e6);
     r.finish();
   }
   root.finish();
+  if (c.distributed.async() && (c.optimizer.name != "sgd" || c.optimizer.momentum != 0)) {
+    throw Error(where + ": distributed.mode = \"" + c.distributed.mode +
+                "\" applies plain SGD on the servers: set optimizer.name = \"sgd\" and "
+                "optimizer.momentum = 0");
+  }
   if (c.run.name.empty()) c.run.name = std::filesystem::path(path).stem().string();
   return c;
 }

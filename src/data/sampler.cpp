@@ -25,15 +25,36 @@ BatchPlan::BatchPlan(int64_t rows, int64_t global_batch, int rank, int ranks)
   local_.resize(local_batch_);
 }
 
-void BatchPlan::begin_epoch(uint64_t seed, int64_t epoch) {
-  std::iota(perm_.begin(), perm_.end(), 0);
+void epoch_permutation(uint64_t seed, int64_t epoch, std::vector<int64_t>& perm) {
+  std::iota(perm.begin(), perm.end(), 0);
   Rng rng(seed, 0x5a5a0000ULL + static_cast<uint64_t>(epoch));
-  for (int64_t i = rows_ - 1; i > 0; --i) std::swap(perm_[i], perm_[rng.below(i + 1)]);
+  for (int64_t i = static_cast<int64_t>(perm.size()) - 1; i > 0; --i)
+    std::swap(perm[i], perm[rng.below(i + 1)]);
 }
+
+void BatchPlan::begin_epoch(uint64_t seed, int64_t epoch) { epoch_permutation(seed, epoch, perm_); }
 
 std::span<const int64_t> BatchPlan::local_rows(int64_t step) {
   const int64_t* first = perm_.data() + step * global_batch_ + local_offset_;
   std::copy(first, first + local_batch_, local_.begin());
+  std::sort(local_.begin(), local_.end());
+  return local_;
+}
+
+ShardPlan::ShardPlan(int64_t rows, int64_t batch, int worker, int workers)
+    : batch_(batch), perm_(rows), local_(batch) {
+  block_range(rows, worker, workers, &begin_, &end_);
+  HPDL_REQUIRE(end_ - begin_ >= batch,
+               "worker " + std::to_string(worker) + " of " + std::to_string(workers) + " gets " +
+                   std::to_string(end_ - begin_) + " training samples, fewer than one batch (train.batch = " +
+                   std::to_string(batch) + ")");
+}
+
+void ShardPlan::begin_epoch(uint64_t seed, int64_t epoch) { epoch_permutation(seed, epoch, perm_); }
+
+std::span<const int64_t> ShardPlan::rows(int64_t step) {
+  const int64_t* first = perm_.data() + begin_ + step * batch_;
+  std::copy(first, first + batch_, local_.begin());
   std::sort(local_.begin(), local_.end());
   return local_;
 }

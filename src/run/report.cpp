@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -22,7 +23,8 @@ std::string fmt(const char* f, double v) {
 }
 
 constexpr const char* kMetricsHeader =
-    "epoch,steps,train_loss,test_loss,test_accuracy,test_f1,samples_per_s,epoch_s,elapsed_s";
+    "epoch,steps,train_loss,test_loss,test_accuracy,test_f1,samples_per_s,epoch_s,train_s,"
+    "elapsed_s";
 
 }  // namespace
 
@@ -72,19 +74,68 @@ void RunReport::epoch(const EpochStats& st) {
   std::ostringstream row;
   row << st.epoch << "," << st.steps << "," << st.train_loss << "," << st.test_loss << ","
       << st.test_accuracy << "," << st.test_f1 << "," << st.samples_per_s << "," << st.epoch_s
-      << "," << st.elapsed_s;
+      << "," << st.train_s << "," << st.elapsed_s;
   dir_.metrics_row(kMetricsHeader, row.str());
 }
 
-void RunReport::finish(Model& model, const SyncTrainer& trainer, const H5Split* test,
-                       const std::vector<EpochStats>& history,
+void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers) {
+  std::ostringstream csv, hist;
+  csv << "rank,steps,pulls,pushes,pull_s,push_s,lock_wait_s,work_s,rma_fraction,"
+         "pull_ms,push_ms,staleness_mean,staleness_p95\n";
+  hist << "rank,staleness,pushes\n";
+  int64_t pushes = 0, stale_sum = 0;
+  std::vector<int64_t> all;  // the histogram over all workers
+  for (const auto& w : workers) {
+    const double pulls = std::max<double>(w["pulls"].get<double>(), 1);
+    const double n_push = std::max<double>(w["pushes"].get<double>(), 1);
+    csv << w["rank"] << "," << w["steps"] << "," << w["pulls"] << "," << w["pushes"] << ","
+        << w["pull_s"] << "," << w["push_s"] << "," << w["lock_wait_s"] << "," << w["work_s"]
+        << "," << w["rma_fraction"] << "," << 1e3 * w["pull_s"].get<double>() / pulls << ","
+        << 1e3 * w["push_s"].get<double>() / n_push << "," << w["staleness_mean"] << ","
+        << w["staleness_p95"] << "\n";
+    const auto h = w["staleness_histogram"].get<std::vector<int64_t>>();
+    if (all.size() < h.size()) all.resize(h.size(), 0);
+    for (size_t t = 0; t < h.size(); ++t) {
+      if (h[t]) hist << w["rank"] << "," << t << "," << h[t] << "\n";
+      all[t] += h[t], pushes += h[t], stale_sum += int64_t(t) * h[t];
+    }
+  }
+  int64_t p95 = 0, seen = 0;
+  for (size_t t = 0; t < all.size(); ++t) {
+    seen += all[t];
+    if (seen * 100 >= pushes * 95) {
+      p95 = int64_t(t);
+      break;
+    }
+  }
+  const double mean = pushes ? double(stale_sum) / pushes : 0;
+  double rma = 0;
+  for (const auto& w : workers) rma += w["rma_fraction"].get<double>();
+  rma /= std::max<size_t>(workers.size(), 1);
+  dir_.write_atomically("ps_workers.csv", csv.str());
+  dir_.write_atomically("staleness.csv", hist.str());
+  const auto& d = cfg.distributed;
+  dir_.log(d.mode + ": " + std::to_string(d.servers) + " server(s), " +
+           std::to_string(workers.size()) + " workers, n_fetch " + std::to_string(d.n_fetch) +
+           ", n_push " + std::to_string(d.n_push) + " | staleness mean " + fmt("%.2f", mean) +
+           ", p95 " + std::to_string(p95) + " | push+pull " + fmt("%.1f", 100 * rma) +
+           "% of worker time (ps_workers.csv, staleness.csv)");
+  manifest_["parameter_server"] = {{"mode", d.mode},         {"servers", d.servers},
+                                   {"workers", workers.size()}, {"n_fetch", d.n_fetch},
+                                   {"n_push", d.n_push},     {"staleness_mean", mean},
+                                   {"staleness_p95", p95},   {"rma_fraction_mean", rma},
+                                   {"per_worker", workers}};
+}
+
+void RunReport::finish(Model& model, const ConfusionMatrix& confusion, int64_t steps,
+                       const H5Split* test, const std::vector<EpochStats>& history,
                        const std::vector<double>& peak_rss_mib) {
   save_model(dir_.file("model.h5"), model);
   if (test) {
     const auto names = test->class_names();
-    dir_.write_atomically("confusion.csv", trainer.last_confusion().csv(names));
+    dir_.write_atomically("confusion.csv", confusion.csv(names));
     dir_.log("confusion matrix on " + test->where() + ":\n" +
-             trainer.last_confusion().table(names));
+             confusion.table(names));
   }
   std::string rss = "peak RSS per rank (MiB):";
   for (double m : peak_rss_mib) rss += " " + fmt("%.0f", m);
@@ -95,7 +146,7 @@ void RunReport::finish(Model& model, const SyncTrainer& trainer, const H5Split* 
                                         ", weighted F1 " + fmt("%.4f", last.test_f1)
                                   : "train loss " + fmt("%.4f", last.train_loss) + " (no test set)";
   dir_.log("final: " + result + " after " + std::to_string(last.epoch) + " epochs (" +
-           std::to_string(trainer.global_step()) + " steps) in " + fmt("%.1f", last.elapsed_s) +
+           std::to_string(steps) + " steps) in " + fmt("%.1f", last.elapsed_s) +
            " s");
   dir_.log("outputs: " + dir_.path() + "/ (config.toml manifest.json metrics.csv log.txt model.h5" +
            (test ? " confusion.csv)" : ")"));
@@ -103,7 +154,7 @@ void RunReport::finish(Model& model, const SyncTrainer& trainer, const H5Split* 
   manifest_["peak_rss_mib"] = peak_rss_mib;
   manifest_["final"] = {{"test_accuracy", last.test_accuracy}, {"test_f1", last.test_f1},
                         {"train_loss", last.train_loss},       {"epochs", last.epoch},
-                        {"steps", trainer.global_step()},      {"elapsed_s", last.elapsed_s}};
+                        {"steps", steps},      {"elapsed_s", last.elapsed_s}};
   manifest_["finished"] = utc_now();
   manifest_["status"] = "complete";  // the last write: only now is the run complete
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");

@@ -17,6 +17,7 @@
 #include "hpdl/run/progress.hpp"
 #include "hpdl/run/report.hpp"
 #include "hpdl/run/run_dir.hpp"
+#include "hpdl/train/async_trainer.hpp"
 #include "hpdl/train/trainer.hpp"
 
 namespace hpdl {
@@ -34,6 +35,20 @@ void on_all_ranks(const Comm& comm, Watchdog& watchdog, F&& f) {
   }
   WatchdogScope guard(watchdog, "set-up agreement", 0);
   comm.agree(err);
+}
+
+// Parameter-server modes: at least one server and one worker, and a batch for every worker.
+void check_parameter_server_layout(const Config& cfg, const Comm& comm, int64_t rows) {
+  const auto& d = cfg.distributed;
+  HPDL_REQUIRE(comm.size() >= 2, "distributed.mode = \"" + d.mode +
+                                     "\" needs at least 2 ranks (1 server and 1 worker), got " +
+                                     std::to_string(comm.size()));
+  HPDL_REQUIRE(d.servers < comm.size(),
+               "distributed.servers = " + std::to_string(d.servers) + " leaves no worker among " +
+                   std::to_string(comm.size()) + " ranks (servers must be < ranks)");
+  const int workers = comm.size() - static_cast<int>(d.servers);
+  if (comm.rank() >= d.servers)
+    ShardPlan(rows, cfg.train.batch, comm.rank() - static_cast<int>(d.servers), workers);
 }
 
 // Everything training needs, built in stages that all ranks pass or fail together.
@@ -76,8 +91,13 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     HPDL_REQUIRE(s.train->size() >= comm.size(),
                  "more ranks (" + std::to_string(comm.size()) + ") than training samples (" +
                      std::to_string(s.train->size()) + ") in " + s.train->where());
-    s.local_batch =
-        BatchPlan(s.train->size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
+    if (cfg.distributed.async()) {
+      check_parameter_server_layout(cfg, comm, s.train->size());
+      s.local_batch = cfg.train.batch;  // every worker's own batch
+    } else {
+      s.local_batch =
+          BatchPlan(s.train->size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
+    }
   });
   // Every rank checks its block of each split for bad labels and NaN/Inf.
   on_all_ranks(comm, watchdog, [&] {
@@ -111,7 +131,6 @@ int train(const TrainArgs& args, const Comm& comm) {
                                          s.test.get(), comm.size(), s.local_batch);
   }
 
-  SyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog);
   Progress progress(report && s.cfg.train.progress);
   TrainHooks hooks;
   if (report) {
@@ -123,13 +142,35 @@ int train(const TrainArgs& args, const Comm& comm) {
       report->epoch(st);
     };
   }
-  const std::vector<EpochStats> history = trainer.run(hooks);
-  std::vector<double> rss;
-  {
-    WatchdogScope guard(watchdog, "peak memory gather", trainer.global_step());
-    rss = peak_rss_mib(comm);
+  // Both trainers leave the final parameters in the model on every rank.
+  auto finish = [&](const std::vector<EpochStats>& history, const ConfusionMatrix& confusion,
+                    int64_t steps) {
+    std::vector<double> rss;
+    {
+      WatchdogScope guard(watchdog, "peak memory gather", steps);
+      rss = peak_rss_mib(comm);
+    }
+    if (report) report->finish(*s.model, confusion, steps, s.test.get(), history, rss);
+  };
+  if (s.cfg.distributed.async()) {
+    AsyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog);
+    const std::vector<EpochStats> history = trainer.run(hooks);
+    std::vector<std::string> reports;
+    {
+      WatchdogScope guard(watchdog, "worker report gather", trainer.total_pushes());
+      reports = comm.allgather(trainer.worker_report().dump());
+    }
+    if (report) {
+      std::vector<nlohmann::json> workers;
+      for (const auto& r : reports)
+        if (auto j = nlohmann::json::parse(r); !j.is_null()) workers.push_back(std::move(j));
+      report->parameter_server(s.cfg, workers);
+    }
+    finish(history, trainer.last_confusion(), trainer.total_pushes());
+  } else {
+    SyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog);
+    finish(trainer.run(hooks), trainer.last_confusion(), trainer.global_step());
   }
-  if (report) report->finish(*s.model, trainer, s.test.get(), history, rss);
   return 0;
 }
 

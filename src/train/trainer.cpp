@@ -29,44 +29,21 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Sp
                static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)),
                watchdog),
       labels_(model.batch()),
-      confusion_(cfg.model.classes) {
+      evaluator_(comm, model, cfg.model.classes, watchdog) {
   HPDL_REQUIRE(model.batch() == plan_.local_batch(), "model batch does not match the rank's batch");
 }
 
 double SyncTrainer::step(std::span<const int64_t> rows, int64_t global_step) {
-  train_.read_rows(rows, model_.input(), labels_.data());
   const Pass pass{true, cfg_.train.seed, global_step, rows.data()};
-  model_.forward(pass);
-  const double loss = loss_.forward(model_.output(), labels_.data(), model_.batch());
-
-  model_.zero_grads();
-  loss_.backward(labels_.data(), 1.0f / static_cast<float>(cfg_.train.batch), model_.output_grad());
-  model_.backward(pass, [this](size_t layer) { reducer_.layer_done(layer); });
+  const double loss =
+      compute_gradients(model_, loss_, train_, rows, labels_.data(), pass,
+                        1.0f / static_cast<float>(cfg_.train.batch),
+                        [this](size_t layer) { reducer_.layer_done(layer); });
   reducer_.finish(global_step);  // grads() now holds the sum over ranks
   add_l2(model_.segments(), model_.params(), model_.grads(), static_cast<float>(cfg_.optimizer.l2));
   clip_by_global_norm(model_.grads(), cfg_.optimizer.clip_norm);
   optimizer_->update(model_.params(), model_.grads());
   return loss;
-}
-
-double SyncTrainer::evaluate(H5Split& split, ConfusionMatrix& confusion) {
-  int64_t begin = 0, end = 0;
-  block_range(split.size(), comm_.rank(), comm_.size(), &begin, &end);
-  confusion.clear();
-  double loss_sum = 0;
-  const int64_t B = model_.batch();
-  for (int64_t b = begin; b < end; b += B) {
-    const int64_t n = std::min(B, end - b);  // the rest of the batch is padding, ignored
-    split.read_range(b, b + n, model_.input(), labels_.data());
-    for (int64_t i = n; i < B; ++i) labels_[i] = 0;
-    model_.forward(Pass{});
-    loss_sum += loss_.forward(model_.output(), labels_.data(), n);
-    for (int64_t i = 0; i < n; ++i) confusion.add(labels_[i], loss_.predicted(i));
-  }
-  WatchdogScope guard(watchdog_, "evaluation allreduce", global_step_);
-  comm_.allreduce_sum(confusion.data(), confusion.classes() * confusion.classes());
-  comm_.allreduce_sum(&loss_sum, 1);
-  return confusion.total() ? loss_sum / confusion.total() : 0.0;
 }
 
 std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks) {
@@ -103,10 +80,11 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks) {
                         " is not finite (lower optimizer.lr or set optimizer.clip_norm)");
     }
     st.samples_per_s = st.epoch_s > 0 ? done * cfg_.train.batch / st.epoch_s : 0;
+    st.train_s = (history.empty() ? 0.0 : history.back().train_s) + st.epoch_s;
     if (test_) {
-      st.test_loss = evaluate(*test_, confusion_);
-      st.test_accuracy = confusion_.accuracy();
-      st.test_f1 = confusion_.weighted_f1();
+      st.test_loss = evaluator_.run(*test_, global_step_);
+      st.test_accuracy = evaluator_.confusion().accuracy();
+      st.test_f1 = evaluator_.confusion().weighted_f1();
     }
     st.elapsed_s = seconds_since(t_start);
     history.push_back(st);

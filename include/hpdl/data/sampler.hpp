@@ -26,6 +26,28 @@ class BatchPlan {
   std::vector<int64_t> perm_, local_;
 };
 
+// Parameter-server workers: each worker owns a contiguous slice of the epoch's global
+// permutation (block_range of the rows) and takes batches of `batch` rows from it, so
+// workers see disjoint data and may run different numbers of steps. With one worker this
+// is exactly BatchPlan on one rank.
+class ShardPlan {
+ public:
+  // Throws Error when the worker's slice holds less than one batch.
+  ShardPlan(int64_t rows, int64_t batch, int worker, int workers);
+
+  void begin_epoch(uint64_t seed, int64_t epoch);
+  int64_t steps_per_epoch() const { return (end_ - begin_) / batch_; }
+  int64_t batch() const { return batch_; }
+  std::span<const int64_t> rows(int64_t step);
+
+ private:
+  int64_t batch_, begin_ = 0, end_ = 0;
+  std::vector<int64_t> perm_, local_;
+};
+
+// The permutation of [0, rows) for (seed, epoch) that every plan shares.
+void epoch_permutation(uint64_t seed, int64_t epoch, std::vector<int64_t>& perm);
+
 // The contiguous block [begin, end) of `rows` that rank r of R owns (for evaluation and
 // validation scans).
 void block_range(int64_t rows, int rank, int ranks, int64_t* begin, int64_t* end);

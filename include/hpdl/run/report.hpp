@@ -20,8 +20,11 @@ class RunReport {
             const H5Split& train, const H5Split* test, int ranks, int64_t local_batch);
 
   void epoch(const EpochStats& st);
-  // peak_rss_mib: one entry per rank.
-  void finish(Model& model, const SyncTrainer& trainer, const H5Split* test,
+  // Parameter-server modes: one report per worker (AsyncTrainer::worker_report); writes
+  // ps_workers.csv and staleness.csv, logs a summary and adds it to the manifest.
+  void parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers);
+  // confusion: of the final evaluation; steps: optimizer updates; peak_rss_mib: per rank.
+  void finish(Model& model, const ConfusionMatrix& confusion, int64_t steps, const H5Split* test,
               const std::vector<EpochStats>& history, const std::vector<double>& peak_rss_mib);
 
  private:

@@ -19,6 +19,7 @@
 #include "hpdl/nn/model.hpp"
 #include "hpdl/optim/optimizer.hpp"
 #include "hpdl/train/metrics.hpp"
+#include "hpdl/train/passes.hpp"
 
 namespace hpdl {
 
@@ -26,7 +27,9 @@ struct EpochStats {
   int64_t epoch = 0, steps = 0;
   double train_loss = 0;  // mean over the epoch's training samples (all ranks)
   double test_loss = 0, test_accuracy = 0, test_f1 = 0;
-  double epoch_s = 0, elapsed_s = 0, samples_per_s = 0;
+  double epoch_s = 0, samples_per_s = 0;
+  double train_s = 0;    // training time since the start, evaluations excluded
+  double elapsed_s = 0;  // wall time since the start, evaluations included
 };
 
 // Rank-0 hooks for progress output; called on every rank, cheap when empty.
@@ -47,10 +50,8 @@ class SyncTrainer {
   std::vector<EpochStats> run(const TrainHooks& hooks);
   // One training step on global step `step` with this rank's rows; returns the local loss sum.
   double step(std::span<const int64_t> rows, int64_t global_step);
-  // Evaluates on `split` (each rank its block of rows); fills confusion (all ranks agree).
-  double evaluate(H5Split& split, ConfusionMatrix& confusion);
 
-  const ConfusionMatrix& last_confusion() const { return confusion_; }
+  const ConfusionMatrix& last_confusion() const { return evaluator_.confusion(); }
   int64_t global_step() const { return global_step_; }
 
  private:
@@ -65,7 +66,7 @@ class SyncTrainer {
   std::unique_ptr<Optimizer> optimizer_;
   GradientReducer reducer_;
   std::vector<int32_t> labels_;
-  ConfusionMatrix confusion_;
+  Evaluator evaluator_;
   int64_t global_step_ = 0;
 };
 

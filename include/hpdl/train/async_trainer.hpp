@@ -1,0 +1,88 @@
+// Asynchronous training against a parameter server (Downpour SGD, DC-ASGD). Ranks
+// 0..S-1 serve the parameter shards (ParamShards) and otherwise only poll MPI progress;
+// the other ranks are workers, each training on its own slice of every epoch's data:
+//   every n_fetch steps   pull the parameters (and, for DC-ASGD, keep them as w_bak)
+//   every step            gradient of the worker's batch; local SGD step; accumulate g
+//   every n_push steps    push: Downpour  w <- w - lr*g            (MPI_Accumulate)
+//                               DC-ASGD   w <- w - lr*(g + lambda*g*g*(w - w_bak))
+//                                         under an exclusive lock on each shard
+// and at the end of each epoch the pending gradient is pushed. Server 0 snapshots the
+// parameters whenever the workers together have finished another epoch, and once all
+// are done; after training every rank evaluates the snapshots together, so the metrics
+// have one row per epoch as in sync mode, timed without the evaluations.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/data/dataset.hpp"
+#include "hpdl/data/sampler.hpp"
+#include "hpdl/dist/comm.hpp"
+#include "hpdl/dist/param_shards.hpp"
+#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/nn/loss.hpp"
+#include "hpdl/nn/model.hpp"
+#include "hpdl/train/passes.hpp"
+#include "hpdl/train/trainer.hpp"
+
+namespace hpdl {
+
+class AsyncTrainer {
+ public:
+  AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train, H5Split* test,
+               Watchdog& watchdog);
+  ~AsyncTrainer();
+
+  // Collective. Afterwards model.params() holds the final parameters on every rank.
+  std::vector<EpochStats> run(const TrainHooks& hooks);
+
+  const ConfusionMatrix& last_confusion() const { return evaluator_.confusion(); }
+  int64_t total_pushes() const { return total_pushes_; }
+  // This worker's push/pull counts, times and staleness histogram (null on servers).
+  nlohmann::json worker_report() const;
+
+ private:
+  struct Snapshot {
+    int64_t epoch;
+    double t;        // seconds since the start of training
+    int64_t pushes;  // updates applied (shard 0's version)
+    std::vector<float> params;
+  };
+  void serve();
+  void snapshot(int64_t epoch);
+  void work();
+  void pull();
+  void push();
+  std::vector<EpochStats> evaluate_snapshots(const TrainHooks& hooks);
+
+  const Config& cfg_;
+  const DistributedConfig& dist_;
+  const Comm& comm_;
+  Model& model_;
+  H5Split& train_;
+  H5Split* test_;
+  Watchdog& watchdog_;
+  int workers_;
+  ParamShards shards_;
+  SoftmaxCrossEntropy loss_;
+  std::vector<int32_t> labels_;
+  Evaluator evaluator_;
+
+  // worker state
+  int64_t step_ = 0, pending_steps_ = 0, pushes_since_pull_ = 0;
+  Buffer pending_;  // gradient sum since the last push
+  Buffer update_;   // Downpour: -lr * pending
+  Buffer w_bak_;    // DC-ASGD: the parameters of the last pull
+  Buffer mean_square_;  // DC-ASGD adaptive: MS_t per element
+  std::vector<int64_t> pulled_versions_, prev_versions_;
+  RmaStats rma_;
+  double work_s_ = 0;
+  std::vector<double> epoch_loss_, epoch_samples_, epoch_steps_;
+
+  // server 0 state
+  double t0_ = 0;
+  std::vector<Snapshot> snapshots_;
+  int64_t total_pushes_ = 0;
+};
+
+}  // namespace hpdl

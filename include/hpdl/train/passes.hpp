@@ -1,0 +1,41 @@
+// The passes both trainers share: a training pass that leaves fresh gradients in
+// model.grads(), and the evaluation of the current parameters on a split.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "hpdl/data/dataset.hpp"
+#include "hpdl/dist/comm.hpp"
+#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/nn/loss.hpp"
+#include "hpdl/nn/model.hpp"
+#include "hpdl/train/metrics.hpp"
+
+namespace hpdl {
+
+// Reads rows, runs forward and the loss, zeroes the gradients and backpropagates the loss
+// scaled by loss_scale (on_layer_done as in Model::backward). Returns the loss sum.
+double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split,
+                         std::span<const int64_t> rows, int32_t* labels, const Pass& pass,
+                         float loss_scale, const std::function<void(size_t)>& on_layer_done = {});
+
+class Evaluator {
+ public:
+  Evaluator(const Comm& comm, Model& model, int64_t classes, Watchdog& watchdog);
+  // Collective: each rank scores its block of the split's rows with the current
+  // parameters; confusion() then holds the sum over ranks. Returns the mean loss.
+  double run(H5Split& split, int64_t step);
+  const ConfusionMatrix& confusion() const { return confusion_; }
+
+ private:
+  const Comm& comm_;
+  Model& model_;
+  Watchdog& watchdog_;
+  SoftmaxCrossEntropy loss_;
+  std::vector<int32_t> labels_;
+  ConfusionMatrix confusion_;
+};
+
+}  // namespace hpdl

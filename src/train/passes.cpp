@@ -1,0 +1,50 @@
+// Training and evaluation passes shared by the synchronous and parameter-server trainers.
+#include "hpdl/train/passes.hpp"
+
+#include <algorithm>
+
+#include "hpdl/data/sampler.hpp"
+
+namespace hpdl {
+
+double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split,
+                         std::span<const int64_t> rows, int32_t* labels, const Pass& pass,
+                         float loss_scale, const std::function<void(size_t)>& on_layer_done) {
+  split.read_rows(rows, model.input(), labels);
+  model.forward(pass);
+  const double sum = loss.forward(model.output(), labels, model.batch());
+  model.zero_grads();
+  loss.backward(labels, loss_scale, model.output_grad());
+  model.backward(pass, on_layer_done);
+  return sum;
+}
+
+Evaluator::Evaluator(const Comm& comm, Model& model, int64_t classes, Watchdog& watchdog)
+    : comm_(comm),
+      model_(model),
+      watchdog_(watchdog),
+      loss_(model.batch(), classes),
+      labels_(model.batch()),
+      confusion_(classes) {}
+
+double Evaluator::run(H5Split& split, int64_t step) {
+  int64_t begin = 0, end = 0;
+  block_range(split.size(), comm_.rank(), comm_.size(), &begin, &end);
+  confusion_.clear();
+  double loss_sum = 0;
+  const int64_t B = model_.batch();
+  for (int64_t b = begin; b < end; b += B) {
+    const int64_t n = std::min(B, end - b);  // the rest of the batch is padding, ignored
+    split.read_range(b, b + n, model_.input(), labels_.data());
+    for (int64_t i = n; i < B; ++i) labels_[i] = 0;
+    model_.forward(Pass{});
+    loss_sum += loss_.forward(model_.output(), labels_.data(), n);
+    for (int64_t i = 0; i < n; ++i) confusion_.add(labels_[i], loss_.predicted(i));
+  }
+  WatchdogScope guard(watchdog_, "evaluation allreduce", step);
+  comm_.allreduce_sum(confusion_.data(), confusion_.classes() * confusion_.classes());
+  comm_.allreduce_sum(&loss_sum, 1);
+  return confusion_.total() ? loss_sum / confusion_.total() : 0.0;
+}
+
+}  // namespace hpdl
