@@ -20,6 +20,7 @@
 #include "hpdl/dist/watchdog.hpp"
 #include "hpdl/nn/builder.hpp"
 #include "hpdl/train/trainer.hpp"
+#include "mpi_test_util.hpp"
 #include "tiny_har.hpp"
 
 using namespace hpdl;
@@ -77,40 +78,6 @@ clip_norm = 15.0
 seed = 3
 epochs = 2
 )";
-
-// Rank 0 writes NAME.h5 (40 samples of `sample` shape) and NAME.toml once per job into a
-// directory named after its process id (so concurrent jobs never share files); everyone
-// reads them. Returns the config path.
-std::string prepare(const Comm& world, const std::string& name, const std::string& config,
-                    const std::vector<hsize_t>& sample) {
-  const std::string dir = (fs::temp_directory_path() /
-                           ("hpdl_equivalence_" + world.allgather(std::to_string(getpid()))[0]))
-                              .string();
-  const std::string data = dir + "/" + name + ".h5", cfg = dir + "/" + name + ".toml";
-  static std::set<std::string> written;
-  if (world.rank() == 0 && written.insert(name).second) {
-    fs::create_directories(dir);
-    const int64_t n = 40;
-    int64_t per = 1;
-    for (auto d : sample) per *= static_cast<int64_t>(d);
-    std::vector<float> x(n * per);
-    std::vector<int32_t> y(n);
-    Rng rng(1, 1);
-    for (auto& v : x) v = rng.uniform();
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<int32_t>(i % 4);
-    std::vector<hsize_t> dims = {hsize_t(n)};
-    dims.insert(dims.end(), sample.begin(), sample.end());
-    h5_write_atomically(data, [&](hid_t f) {
-      h5_write(f, "x", x.data(), dims);
-      h5_write(f, "y", y.data(), {hsize_t(n)});
-    });
-    std::string text = config;
-    text.replace(text.find("%DATA%"), 6, data);
-    std::ofstream(cfg) << text;
-  }
-  world.barrier();
-  return cfg;
-}
 
 std::string prepare(const Comm& world) { return prepare(world, "conv", kConfig, {1, 8, 8}); }
 
@@ -196,20 +163,4 @@ TEST(GradientReducer, BucketsAreLayerAligned) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {  // one report per job; failures on other ranks still fail the exit code
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  int failed = RUN_ALL_TESTS() != 0;
-  if (rank == 0)
-    fs::remove_all(fs::temp_directory_path() / ("hpdl_equivalence_" + std::to_string(getpid())));
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return failed;
-}
+int main(int argc, char** argv) { return mpi_test_main(argc, argv); }

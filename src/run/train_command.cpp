@@ -169,7 +169,8 @@ int train(const TrainArgs& args, const Comm& comm) {
     finish(history, trainer.last_confusion(), trainer.total_pushes());
   } else {
     SyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog);
-    finish(trainer.run(hooks), trainer.last_confusion(), trainer.global_step());
+    const std::vector<EpochStats> history = trainer.run(hooks);
+    finish(history, trainer.last_confusion(), trainer.global_step());
   }
   return 0;
 }

@@ -1,0 +1,209 @@
+// Multi-rank test of the parameter-server modes, run under mpirun -np 2, 3 and 4.
+// With one worker (np - 1 servers) the schedule is deterministic:
+//  - Downpour with n_fetch = n_push = 1 ends with exactly the parameters of plain SGD on
+//    one process (same data order), bit for bit, on both backends, for a conv model and
+//    for the residual-LSTM HAR model, however many shards the parameters are split into;
+//  - DC-ASGD with lambda = 0 equals Downpour under the same schedule (n_fetch 3, n_push 2),
+//    and lambda > 0 (constant or adaptive) does not;
+//  - a worker's own pushes never count as staleness.
+// With several workers (np 4: 1 server + 3 workers, 2 + 2) on uneven data slices, every
+// worker finishes, every push reaches the servers, and all ranks end with one model.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/data/dataset.hpp"
+#include "hpdl/dist/comm.hpp"
+#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/nn/builder.hpp"
+#include "hpdl/train/async_trainer.hpp"
+#include "hpdl/train/trainer.hpp"
+#include "mpi_test_util.hpp"
+#include "tiny_har.hpp"
+
+using namespace hpdl;
+
+namespace {
+
+const char* kConvConfig = R"(
+[data]
+train_file = "%DATA%"
+[model]
+input = [1, 8, 8]
+classes = 4
+[[model.layers]]
+type = "conv2d"
+filters = 4
+kernel = 3
+pad = 1
+[[model.layers]]
+type = "relu"
+[[model.layers]]
+type = "maxpool"
+[[model.layers]]
+type = "flatten"
+[[model.layers]]
+type = "dense"
+units = 16
+[[model.layers]]
+type = "tanh"
+[[model.layers]]
+type = "dropout"
+keep = 0.8
+[[model.layers]]
+type = "dense"
+units = 4
+[optimizer]
+name = "sgd"
+lr = 0.1
+l2 = 0.001
+clip_norm = 0.5
+[train]
+seed = 3
+epochs = 2
+batch = 10
+)";
+
+const std::string kHarConfig = std::string("[data]\ntrain_file = \"%DATA%\"\n") + kTinyHarModel +
+                               R"(
+[optimizer]
+name = "sgd"
+lr = 0.1
+clip_norm = 15.0
+[train]
+seed = 3
+epochs = 2
+batch = 10
+)";
+
+struct AsyncResult {
+  std::vector<float> params;
+  std::vector<EpochStats> history;
+  nlohmann::json report;  // this rank's worker report (null on servers)
+  int64_t pushes = 0;
+};
+
+AsyncResult train_async(const Config& cfg, const Comm& world) {
+  H5Split data(cfg.data.train_file, "/");
+  auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
+  model->init_params(cfg.train.seed);
+  Watchdog watchdog(60, world.rank());
+  AsyncTrainer trainer(cfg, world, *model, data, nullptr, watchdog);
+  AsyncResult r;
+  r.history = trainer.run({});
+  r.params.assign(model->params().begin(), model->params().end());
+  r.report = trainer.worker_report();
+  r.pushes = trainer.total_pushes();
+  return r;
+}
+
+std::vector<float> train_single(const Config& cfg) {
+  Comm self(MPI_COMM_SELF);
+  H5Split data(cfg.data.train_file, "/");
+  auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
+  model->init_params(cfg.train.seed);
+  Watchdog watchdog(60, 0);
+  SyncTrainer trainer(cfg, self, *model, data, nullptr, watchdog);
+  trainer.run({});
+  return {model->params().begin(), model->params().end()};
+}
+
+double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, double(std::abs(a[i] - b[i])));
+  return d;
+}
+
+// Every rank but the last serves a shard; the last is the only worker.
+std::vector<std::string> one_worker(const Comm& world, const std::string& mode) {
+  return {"distributed.mode=\"" + mode + "\"",
+          "distributed.servers=" + std::to_string(world.size() - 1)};
+}
+
+class OneWorker : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(OneWorker, DownpourEqualsSingleProcessSgd) {
+  const auto [model, backend] = GetParam();
+  Comm world(MPI_COMM_WORLD);
+  if (world.size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  const std::string path = model == "conv" ? prepare(world, "conv", kConvConfig, {1, 8, 8})
+                                           : prepare(world, "har", kHarConfig, {6, 3});
+  auto sets = one_worker(world, "downpour");
+  sets.push_back("run.backend=\"" + backend + "\"");
+  const Config cfg = load_config(path, sets);
+  const AsyncResult async = train_async(cfg, world);
+  const std::vector<float> single = train_single(cfg);
+  ASSERT_EQ(async.params.size(), single.size());
+  EXPECT_EQ(async.params, single) << "max |diff| " << max_diff(async.params, single) << " on rank "
+                                  << world.rank();
+  EXPECT_EQ(async.pushes, 8);  // 2 epochs x 40 rows / batch 10, one push per step
+  ASSERT_EQ(async.history.size(), 2u);
+  EXPECT_EQ(async.history[1].epoch, 2);
+  // Training moved the parameters.
+  auto fresh = build_model(cfg.model, 1, cfg.run.backend);
+  fresh->init_params(cfg.train.seed);
+  EXPECT_GT(max_diff(single, {fresh->params().begin(), fresh->params().end()}), 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, OneWorker,
+                         ::testing::Combine(::testing::Values("conv", "har"),
+                                            ::testing::Values("onednn", "reference")));
+
+TEST(OneWorkerSchedule, DcAsgdWithZeroLambdaEqualsDownpour) {
+  Comm world(MPI_COMM_WORLD);
+  if (world.size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  const std::string path = prepare(world, "conv", kConvConfig, {1, 8, 8});
+  auto run = [&](const std::string& mode, std::vector<std::string> extra) {
+    auto sets = one_worker(world, mode);
+    sets.push_back("distributed.n_fetch=3");
+    sets.push_back("distributed.n_push=2");
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    return train_async(load_config(path, sets), world);
+  };
+  const AsyncResult downpour = run("downpour", {});
+  const AsyncResult dc0 = run("dcasgd", {"distributed.dc_lambda=0.0"});
+  const AsyncResult dc = run("dcasgd", {"distributed.dc_lambda=0.5"});
+  const AsyncResult adaptive = run("dcasgd", {"distributed.dc_adaptive=true"});
+  EXPECT_EQ(dc0.params, downpour.params) << "max |diff| " << max_diff(dc0.params, downpour.params);
+  // The compensation acts on the second push after each pull (w_now - w_bak != 0 then).
+  EXPECT_GT(max_diff(dc.params, downpour.params), 1e-7);
+  EXPECT_GT(max_diff(adaptive.params, downpour.params), 1e-7);
+  for (float v : adaptive.params) ASSERT_TRUE(std::isfinite(v));
+  if (!downpour.report.is_null()) {
+    // 2 epochs x 4 steps, a pull every 3 steps (steps 0, 3, 6 and again at 8? no: 0,3,6),
+    // a push every 2 steps and at each epoch's end.
+    EXPECT_EQ(downpour.report["pulls"], 3);
+    EXPECT_EQ(downpour.report["pushes"], 4);
+    // One worker: its own pushes between a pull and a push are not staleness.
+    const auto hist = downpour.report["staleness_histogram"].get<std::vector<int64_t>>();
+    ASSERT_EQ(hist.size(), 1u);
+    EXPECT_EQ(hist[0], 4);
+  }
+}
+
+TEST(SeveralWorkers, UnevenSlicesAllFinish) {
+  Comm world(MPI_COMM_WORLD);
+  if (world.size() < 4) GTEST_SKIP() << "needs 4 ranks";
+  const std::string path = prepare(world, "conv", kConvConfig, {1, 8, 8});
+  for (const std::string servers : {"1", "2"}) {
+    for (const std::string mode : {"downpour", "dcasgd"}) {
+      // 40 rows over 3 workers: slices of 14, 13, 13 rows; batch 7 gives 2, 1, 1 steps per
+      // epoch. Over 2 workers: 20, 20 rows, 2 steps each.
+      const Config cfg = load_config(path, {"distributed.mode=\"" + mode + "\"",
+                                            "distributed.servers=" + servers, "train.batch=7"});
+      const AsyncResult r = train_async(cfg, world);
+      const int64_t expect = servers == "1" ? 2 * (2 + 1 + 1) : 2 * (2 + 2);
+      EXPECT_EQ(r.pushes, expect) << mode << " servers " << servers;
+      std::vector<float> r0 = r.params;
+      MPI_Bcast(r0.data(), static_cast<int>(r0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
+      EXPECT_EQ(r0, r.params) << "rank " << world.rank() << " holds other parameters";
+      if (!r.report.is_null()) EXPECT_EQ(r.report["pushes"], r.report["steps"]);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return mpi_test_main(argc, argv); }
