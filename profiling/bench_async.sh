@@ -31,7 +31,7 @@ for mode in sync downpour dcasgd; do
   run har inputs/har_2x2.toml "$mode" "$har_epochs" --set optimizer.name=sgd \
     --set optimizer.lr=0.05 --set train.batch=32 --set optimizer.clip_norm=15.0
 done
-python3 profiling/plot_async.py "$out" mlp:0.84 har:0.85
+/usr/bin/python3 profiling/plot_async.py "$out" mlp:0.84 har:0.85
 echo
 mpirun -np 2 --oversubscribe --bind-to none build/hpdl_bench_rma 200 4096 55050 "$(
   python3 -c "import json; print(json.load(open('$out/har_downpour/manifest.json'))['parameters'])")" 431080

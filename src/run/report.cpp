@@ -59,9 +59,14 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
   dir_.log("train: " + std::to_string(train.size()) + " samples " + Shape{cfg.model.input}.str() +
            " from " + train.where() +
            (test ? " | test: " + std::to_string(test->size()) + " from " + test->where() : ""));
-  dir_.log("batch " + std::to_string(cfg.train.batch) + " (" + std::to_string(local_batch) +
-           " on rank 0) | optimizer " + cfg.optimizer.name + " lr " + fmt("%g", cfg.optimizer.lr) +
-           " | " + std::to_string(cfg.train.epochs) + " epochs");
+  const auto& d = cfg.distributed;
+  const std::string batch =
+      d.async() ? " per worker | " + d.mode + ": " + std::to_string(d.servers) + " server(s), " +
+                      std::to_string(ranks - d.servers) + " workers"
+                : " (" + std::to_string(local_batch) + " on rank 0)";
+  dir_.log("batch " + std::to_string(cfg.train.batch) + batch + " | optimizer " +
+           cfg.optimizer.name + " lr " + fmt("%g", cfg.optimizer.lr) + " | " +
+           std::to_string(cfg.train.epochs) + " epochs");
   dir_.log("epoch  train_loss  test_loss  test_acc  test_f1  samples/s  epoch_s  elapsed_s");
 }
 
