@@ -21,40 +21,13 @@
 #include "hpdl/train/async_trainer.hpp"
 #include "hpdl/train/trainer.hpp"
 #include "mpi_test_util.hpp"
-#include "tiny_har.hpp"
+#include "tiny_models.hpp"
 
 using namespace hpdl;
 
 namespace {
 
-const char* kConvConfig = R"(
-[data]
-train_file = "%DATA%"
-[model]
-input = [1, 8, 8]
-classes = 4
-[[model.layers]]
-type = "conv2d"
-filters = 4
-kernel = 3
-pad = 1
-[[model.layers]]
-type = "relu"
-[[model.layers]]
-type = "maxpool"
-[[model.layers]]
-type = "flatten"
-[[model.layers]]
-type = "dense"
-units = 16
-[[model.layers]]
-type = "tanh"
-[[model.layers]]
-type = "dropout"
-keep = 0.8
-[[model.layers]]
-type = "dense"
-units = 4
+const std::string kConvConfig = std::string("[data]\ntrain_file = \"%DATA%\"\n") + kTinyConvModel + R"(
 [optimizer]
 name = "sgd"
 lr = 0.1

@@ -13,7 +13,7 @@
 #include "hpdl/core/rng.hpp"
 #include "hpdl/nn/builder.hpp"
 #include "hpdl/nn/loss.hpp"
-#include "tiny_har.hpp"
+#include "tiny_models.hpp"
 
 using namespace hpdl;
 

@@ -21,41 +21,14 @@
 #include "hpdl/nn/builder.hpp"
 #include "hpdl/train/trainer.hpp"
 #include "mpi_test_util.hpp"
-#include "tiny_har.hpp"
+#include "tiny_models.hpp"
 
 using namespace hpdl;
 namespace fs = std::filesystem;
 
 namespace {
 
-const char* kConfig = R"(
-[data]
-train_file = "%DATA%"
-[model]
-input = [1, 8, 8]
-classes = 4
-[[model.layers]]
-type = "conv2d"
-filters = 4
-kernel = 3
-pad = 1
-[[model.layers]]
-type = "relu"
-[[model.layers]]
-type = "maxpool"
-[[model.layers]]
-type = "flatten"
-[[model.layers]]
-type = "dense"
-units = 16
-[[model.layers]]
-type = "tanh"
-[[model.layers]]
-type = "dropout"
-keep = 0.8
-[[model.layers]]
-type = "dense"
-units = 4
+const std::string kConfig = std::string("[data]\ntrain_file = \"%DATA%\"\n") + kTinyConvModel + R"(
 [optimizer]
 name = "adam"
 lr = 0.01
@@ -66,7 +39,7 @@ seed = 3
 epochs = 2
 )";
 
-// The shared tiny HAR 2x2 model (tiny_har.hpp) with Adam, L2 and clipping.
+// The shared tiny HAR 2x2 model (tiny_models.hpp) with Adam, L2 and clipping.
 const std::string kHarConfig = std::string("[data]\ntrain_file = \"%DATA%\"\n") + kTinyHarModel +
                                R"(
 [optimizer]
