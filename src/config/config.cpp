@@ -156,6 +156,16 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     d.poll_us = r.get_double("poll_us", 50.0, 0.0, 1e6);
     r.finish();
   }
+  {
+    TableReader r(root.get_table("profile"), where + ": profile");
+    auto& p = c.profile;
+    p.enabled = r.get_bool("enabled", false);
+    p.skip = r.get_int("skip", 0, 0, kMaxInt);
+    p.warmup = r.get_int("warmup", 1, 0, kMaxInt);
+    p.active = r.get_int("active", 20, 1, kMaxInt);
+    p.repeat = r.get_int("repeat", 1, 0, kMaxInt);
+    r.finish();
+  }
   root.finish();
   if (c.distributed.async() && (c.optimizer.name != "sgd" || c.optimizer.momentum != 0)) {
     throw Error(where + ": distributed.mode = \"" + c.distributed.mode +

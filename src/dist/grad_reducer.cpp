@@ -34,17 +34,43 @@ GradientReducer::GradientReducer(const Comm& comm, Model& model, int64_t bucket_
   requests_.assign(buckets_.size(), MPI_REQUEST_NULL);
 }
 
-void GradientReducer::start(Bucket& b, MPI_Request* request) {
-  HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, grads_.data() + b.offset, static_cast<int>(b.size),
-                                MPI_FLOAT, MPI_SUM, comm_.raw(), request));
+void GradientReducer::set_profiler(Profiler* p) {
+  prof_ = p;
+  bucket_names_.clear();
+  if (!p) return;
+  issue_name_ = p->name("allreduce issue/test", "comm");
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    bucket_names_.push_back(p->name("allreduce bucket " + std::to_string(b), "allreduce"));
+  issued_ns_.assign(buckets_.size(), 0);
+  indices_.resize(buckets_.size());
+}
+
+void GradientReducer::start(size_t b) {
+  HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, grads_.data() + buckets_[b].offset,
+                                static_cast<int>(buckets_[b].size), MPI_FLOAT, MPI_SUM,
+                                comm_.raw(), &requests_[b]));
   ++started_;
+  if (prof_ && prof_->on()) issued_ns_[b] = Profiler::now();
+}
+
+void GradientReducer::record_completions(int count, const int* indices) {
+  const int64_t t = Profiler::now();
+  for (int k = 0; k < count; ++k)
+    prof_->add(bucket_names_[indices[k]], issued_ns_[indices[k]], t, Track::kComm);
 }
 
 void GradientReducer::layer_done(size_t layer) {
   if (comm_.size() == 1) return;
   const int b = bucket_of_layer_[layer];
-  if (b >= 0 && --buckets_[b].remaining == 0) start(buckets_[b], &requests_[b]);
-  if (started_ > 0) {
+  if (b < 0 && started_ == 0) return;
+  ProfileScope timed(prof_, issue_name_);
+  if (b >= 0 && --buckets_[b].remaining == 0) start(b);
+  if (prof_ && prof_->on()) {
+    int count = 0;  // drives progress, and tells which buckets completed when
+    HPDL_CHECK_MPI(MPI_Testsome(started_, requests_.data(), &count, indices_.data(),
+                                MPI_STATUSES_IGNORE));
+    if (count != MPI_UNDEFINED) record_completions(count, indices_.data());
+  } else if (started_ > 0) {
     int done = 0;  // drives progress of the buckets in flight
     HPDL_CHECK_MPI(MPI_Testall(started_, requests_.data(), &done, MPI_STATUSES_IGNORE));
   }
@@ -57,11 +83,18 @@ void GradientReducer::finish(int64_t step) {
     // Every rank starts every bucket in the same order (all layers are done by now).
     if (buckets_[b].remaining > 0) {
       buckets_[b].remaining = 0;
-      start(buckets_[b], &requests_[b]);
+      start(b);
     }
   }
-  HPDL_CHECK_MPI(
-      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
+  const int n = static_cast<int>(requests_.size());
+  if (prof_ && prof_->on()) {
+    for (int count = 0; count != MPI_UNDEFINED;) {
+      HPDL_CHECK_MPI(MPI_Waitsome(n, requests_.data(), &count, indices_.data(), MPI_STATUSES_IGNORE));
+      if (count != MPI_UNDEFINED) record_completions(count, indices_.data());
+    }
+  } else {
+    HPDL_CHECK_MPI(MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE));
+  }
   for (auto& b : buckets_) b.remaining = b.layers;
   started_ = 0;
 }

@@ -52,7 +52,15 @@ void ParamShards::close() {
   for (MPI_Win& w : wins_) HPDL_CHECK_MPI(MPI_Win_free(&w));
 }
 
+void ParamShards::set_profiler(Profiler* p) {
+  prof_ = p;
+  if (!p) return;
+  lock_name_ = p->name("lock wait", "rma wait");
+  flush_name_ = p->name("flush", "rma wait");
+}
+
 double ParamShards::lock(int lock_type, int s, RmaStats* st) {
+  ProfileScope timed(prof_, lock_name_);
   const double t0 = MPI_Wtime();
   HPDL_CHECK_MPI(MPI_Win_lock(lock_type, s, 0, wins_[s]));
   const double waited = MPI_Wtime() - t0;
@@ -101,7 +109,10 @@ void ParamShards::push_rmw(const ShardUpdate& update, std::span<int64_t> prev, R
         MPI_Get(scratch_.data(), n, MPI_FLOAT, s, kHeader, n, MPI_FLOAT, wins_[s]));
     HPDL_CHECK_MPI(MPI_Fetch_and_op(&one, &prev[s], MPI_INT64_T, s, kVersion * sizeof(int64_t),
                                     MPI_SUM, wins_[s]));
-    HPDL_CHECK_MPI(MPI_Win_flush(s, wins_[s]));
+    {
+      ProfileScope timed(prof_, flush_name_);
+      HPDL_CHECK_MPI(MPI_Win_flush(s, wins_[s]));
+    }
     update(scratch_.data(), begin_[s], n);
     HPDL_CHECK_MPI(MPI_Put(scratch_.data(), n, MPI_FLOAT, s, kHeader, n, MPI_FLOAT, wins_[s]));
     HPDL_CHECK_MPI(MPI_Win_unlock(s, wins_[s]));

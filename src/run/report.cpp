@@ -132,6 +132,21 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::
                                    {"per_worker", workers}};
 }
 
+void RunReport::profile(const ProfileConfig& cfg, const TraceSummary& t) {
+  dir_.log("profile: " + std::to_string(t.steps) + " rank-steps, " + std::to_string(t.events) +
+           " events (" + std::to_string(t.dropped) + " dropped), attributed " +
+           fmt("%.2f", 100 * t.attributed_mean) + "% of step time (worst step " +
+           fmt("%.2f", 100 * t.attributed_min) + "%), traces " + fmt("%.1f", t.bytes / 1048576.0) +
+           " MiB written in " + fmt("%.2f", t.write_s) +
+           " s (trace/merged.json, trace/rank*.json, layers.csv, steps.csv)");
+  manifest_["profile"] = {{"skip", cfg.skip},       {"warmup", cfg.warmup},
+                          {"active", cfg.active},   {"repeat", cfg.repeat},
+                          {"rank_steps", t.steps},  {"events", t.events},
+                          {"dropped", t.dropped},   {"bytes", t.bytes},
+                          {"write_s", t.write_s},   {"attributed_mean", t.attributed_mean},
+                          {"attributed_min", t.attributed_min}};
+}
+
 void RunReport::finish(Model& model, const ConfusionMatrix& confusion, int64_t steps,
                        const H5Split* test, const std::vector<EpochStats>& history,
                        const std::vector<double>& peak_rss_mib) {

@@ -12,6 +12,8 @@
 #include "hpdl/dist/comm.hpp"
 #include "hpdl/dist/watchdog.hpp"
 #include "hpdl/nn/builder.hpp"
+#include "hpdl/profile/profiler.hpp"
+#include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/manifest.hpp"
 #include "hpdl/run/progress.hpp"
@@ -142,9 +144,24 @@ int train(const TrainArgs& args, const Comm& comm) {
       report->epoch(st);
     };
   }
+  // Profiling (off by default): a buffer sized for every step the schedule records.
+  std::unique_ptr<Profiler> prof;
+  if (s.cfg.profile.enabled) {
+    const int64_t per_epoch = s.train->size() / std::min(s.cfg.train.batch, s.train->size()) + 1;
+    int64_t bound = s.cfg.train.epochs * per_epoch;
+    if (s.cfg.train.max_steps > 0) bound = std::min(bound, s.cfg.train.max_steps);
+    prof = std::make_unique<Profiler>(s.cfg.profile, bound,
+                                      4 * static_cast<int64_t>(s.model->num_layers()) + 32);
+  }
   // Both trainers leave the final parameters in the model on every rank.
   auto finish = [&](const std::vector<EpochStats>& history, const ConfusionMatrix& confusion,
                     int64_t steps) {
+    if (prof) {
+      WatchdogScope guard(watchdog, "trace gather", steps);
+      const TraceSummary t = write_trace(comm, *prof, report ? s.out->path() : "",
+                                         report ? report->manifest() : nlohmann::json{});
+      if (report) report->profile(s.cfg.profile, t);
+    }
     std::vector<double> rss;
     {
       WatchdogScope guard(watchdog, "peak memory gather", steps);
@@ -153,7 +170,7 @@ int train(const TrainArgs& args, const Comm& comm) {
     if (report) report->finish(*s.model, confusion, steps, s.test.get(), history, rss);
   };
   if (s.cfg.distributed.async()) {
-    AsyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog);
+    AsyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog, prof.get());
     const std::vector<EpochStats> history = trainer.run(hooks);
     std::vector<std::string> reports;
     {
@@ -168,7 +185,7 @@ int train(const TrainArgs& args, const Comm& comm) {
     }
     finish(history, trainer.last_confusion(), trainer.total_pushes());
   } else {
-    SyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog);
+    SyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog, prof.get());
     const std::vector<EpochStats> history = trainer.run(hooks);
     finish(history, trainer.last_confusion(), trainer.global_step());
   }

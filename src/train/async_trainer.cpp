@@ -15,7 +15,7 @@
 namespace hpdl {
 
 AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train,
-                           H5Split* test, Watchdog& watchdog)
+                           H5Split* test, Watchdog& watchdog, Profiler* prof)
     : cfg_(cfg),
       dist_(cfg.distributed),
       comm_(comm),
@@ -28,12 +28,16 @@ AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5
       loss_(model.batch(), cfg.model.classes),
       labels_(model.batch()),
       evaluator_(comm, model, cfg.model.classes, watchdog),
+      prof_(prof),
+      names_(prof),
       pulled_versions_(cfg.distributed.servers),
       prev_versions_(cfg.distributed.servers),
       epoch_loss_(cfg.train.epochs),
       epoch_samples_(cfg.train.epochs),
       epoch_steps_(cfg.train.epochs) {
   HPDL_REQUIRE(model.batch() == cfg.train.batch, "model batch does not match train.batch");
+  model.set_profiler(prof);
+  shards_.set_profiler(prof);
   if (!shards_.is_server()) {
     const int64_t n = model.num_params();
     pending_ = Buffer(n);
@@ -120,24 +124,29 @@ void AsyncTrainer::work() {
         stopped = true;
         break;
       }
+      if (prof_) prof_->begin_step(step_);
       if (step_ % dist_.n_fetch == 0) pull();
       const auto rows = plan.rows(s);
       const Pass pass{true, cfg_.train.seed, step_, rows.data()};
-      epoch_loss_[epoch - 1] +=
-          compute_gradients(model_, loss_, train_, rows, labels_.data(), pass, scale);
-      add_l2(model_.segments(), model_.params(), model_.grads(),
-             static_cast<float>(cfg_.optimizer.l2));
-      clip_by_global_norm(model_.grads(), cfg_.optimizer.clip_norm);
-      // Accumulate for the push, and keep learning locally until the next pull.
+      epoch_loss_[epoch - 1] += compute_gradients(model_, loss_, train_, rows, labels_.data(),
+                                                  pass, scale, {}, prof_, &names_);
+      {
+        ProfileScope timed(prof_, names_.update);
+        add_l2(model_.segments(), model_.params(), model_.grads(),
+               static_cast<float>(cfg_.optimizer.l2));
+        clip_by_global_norm(model_.grads(), cfg_.optimizer.clip_norm);
+        // Accumulate for the push, and keep learning locally until the next pull.
 #pragma omp parallel for simd if (parallel : n > (1 << 16))
-      for (int64_t i = 0; i < n; ++i) {
-        pending[i] += grads[i];
-        params[i] -= lr * grads[i];
+        for (int64_t i = 0; i < n; ++i) {
+          pending[i] += grads[i];
+          params[i] -= lr * grads[i];
+        }
       }
       epoch_samples_[epoch - 1] += static_cast<double>(cfg_.train.batch);
       epoch_steps_[epoch - 1] += 1;
-      ++step_;
       if (++pending_steps_ == dist_.n_push) push();
+      if (prof_) prof_->end_step();
+      ++step_;
     }
     if (pending_steps_ > 0) push();  // an epoch ends with everything pushed
     if (!stopped) shards_.add(0, ParamShards::kWorkerEpochs, 1);
@@ -148,6 +157,7 @@ void AsyncTrainer::work() {
 
 void AsyncTrainer::pull() {
   WatchdogScope guard(watchdog_, "parameter pull", step_);
+  ProfileScope timed(prof_, names_.pull);
   shards_.pull(model_.params(), pulled_versions_, rma_);
   if (w_bak_.size()) std::copy_n(model_.params().data(), w_bak_.size(), w_bak_.data());
   pushes_since_pull_ = 0;
@@ -155,6 +165,7 @@ void AsyncTrainer::pull() {
 
 void AsyncTrainer::push() {
   WatchdogScope guard(watchdog_, "parameter push", step_);
+  ProfileScope timed(prof_, names_.push);
   const float lr = static_cast<float>(cfg_.optimizer.lr);
   const float* g = pending_.data();
   const int64_t n = pending_.size();

@@ -7,14 +7,32 @@
 
 namespace hpdl {
 
+StepNames::StepNames(Profiler* p) {
+  if (!p) return;
+  data = p->name("read batch", "data");
+  loss = p->name("loss", "loss");
+  update = p->name("update", "update");
+  comm_wait = p->name("allreduce wait", "comm");
+  pull = p->name("pull", "comm");
+  push = p->name("push", "comm");
+}
+
 double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split,
                          std::span<const int64_t> rows, int32_t* labels, const Pass& pass,
-                         float loss_scale, const std::function<void(size_t)>& on_layer_done) {
-  split.read_rows(rows, model.input(), labels);
+                         float loss_scale, const std::function<void(size_t)>& on_layer_done,
+                         Profiler* prof, const StepNames* names) {
+  {
+    ProfileScope timed(prof, names ? names->data : 0);
+    split.read_rows(rows, model.input(), labels);
+  }
   model.forward(pass);
-  const double sum = loss.forward(model.output(), labels, model.batch());
-  model.zero_grads();
-  loss.backward(labels, loss_scale, model.output_grad());
+  double sum = 0;
+  {
+    ProfileScope timed(prof, names ? names->loss : 0);
+    sum = loss.forward(model.output(), labels, model.batch());
+    model.zero_grads();
+    loss.backward(labels, loss_scale, model.output_grad());
+  }
   model.backward(pass, on_layer_done);
   return sum;
 }

@@ -15,7 +15,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train,
-                         H5Split* test, Watchdog& watchdog)
+                         H5Split* test, Watchdog& watchdog, Profiler* prof)
     : cfg_(cfg),
       comm_(comm),
       model_(model),
@@ -29,17 +29,24 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Sp
                static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)),
                watchdog),
       labels_(model.batch()),
-      evaluator_(comm, model, cfg.model.classes, watchdog) {
+      evaluator_(comm, model, cfg.model.classes, watchdog),
+      prof_(prof),
+      names_(prof) {
+  model.set_profiler(prof);
+  reducer_.set_profiler(prof);
   HPDL_REQUIRE(model.batch() == plan_.local_batch(), "model batch does not match the rank's batch");
 }
 
 double SyncTrainer::step(std::span<const int64_t> rows, int64_t global_step) {
   const Pass pass{true, cfg_.train.seed, global_step, rows.data()};
-  const double loss =
-      compute_gradients(model_, loss_, train_, rows, labels_.data(), pass,
-                        1.0f / static_cast<float>(cfg_.train.batch),
-                        [this](size_t layer) { reducer_.layer_done(layer); });
-  reducer_.finish(global_step);  // grads() now holds the sum over ranks
+  const double loss = compute_gradients(
+      model_, loss_, train_, rows, labels_.data(), pass, 1.0f / static_cast<float>(cfg_.train.batch),
+      [this](size_t layer) { reducer_.layer_done(layer); }, prof_, &names_);
+  {
+    ProfileScope timed(prof_, names_.comm_wait);
+    reducer_.finish(global_step);  // grads() now holds the sum over ranks
+  }
+  ProfileScope timed(prof_, names_.update);
   add_l2(model_.segments(), model_.params(), model_.grads(), static_cast<float>(cfg_.optimizer.l2));
   clip_by_global_norm(model_.grads(), cfg_.optimizer.clip_norm);
   optimizer_->update(model_.params(), model_.grads());
@@ -57,7 +64,9 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks) {
     int64_t done = 0;
     for (int64_t s = 0; s < steps; ++s) {
       if (cfg_.train.max_steps > 0 && global_step_ >= cfg_.train.max_steps) break;
+      if (prof_) prof_->begin_step(global_step_);
       loss_sum += step(plan_.local_rows(s), global_step_);
+      if (prof_) prof_->end_step();
       ++global_step_, ++done;
       if (hooks.on_step) {
         const double t = seconds_since(t_epoch);

@@ -69,6 +69,16 @@ struct DistributedConfig {
   bool async() const { return mode != "sync"; }
 };
 
+// Per-layer tracing on the schedule of the framework profilers: after `skip` steps, cycles
+// of `warmup` unrecorded and `active` recorded steps, `repeat` times (0 = to the end).
+struct ProfileConfig {
+  bool enabled = false;
+  int64_t skip = 0;
+  int64_t warmup = 1;
+  int64_t active = 20;
+  int64_t repeat = 1;
+};
+
 struct Config {
   std::string source;  // path of the TOML file
   toml::table resolved;
@@ -78,6 +88,7 @@ struct Config {
   OptimizerConfig optimizer;
   TrainConfig train;
   DistributedConfig distributed;
+  ProfileConfig profile;
 };
 
 // Reads, overrides ("optimizer.lr=0.1"; the value is TOML, or a bare string) and checks

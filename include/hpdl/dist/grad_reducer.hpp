@@ -14,6 +14,7 @@
 #include "hpdl/dist/comm.hpp"
 #include "hpdl/dist/watchdog.hpp"
 #include "hpdl/nn/model.hpp"
+#include "hpdl/profile/profiler.hpp"
 
 namespace hpdl {
 
@@ -30,6 +31,9 @@ class GradientReducer {
   void finish(int64_t step);
 
   int64_t num_buckets() const { return static_cast<int64_t>(buckets_.size()); }
+  // Times the issue/test calls (compute track) and each bucket from issue to completion
+  // (communication track). Null: off.
+  void set_profiler(Profiler* p);
 
  private:
   struct Bucket {
@@ -37,7 +41,8 @@ class GradientReducer {
     int layers = 0;     // layers with parameters in this bucket
     int remaining = 0;  // of those, not yet done in this step
   };
-  void start(Bucket& b, MPI_Request* request);
+  void start(size_t b);
+  void record_completions(int count, const int* indices);
 
   const Comm& comm_;
   std::span<float> grads_;
@@ -46,6 +51,11 @@ class GradientReducer {
   std::vector<int> bucket_of_layer_;   // -1 for layers without parameters
   std::vector<MPI_Request> requests_;  // one per bucket; MPI_REQUEST_NULL when not in flight
   int started_ = 0;
+  Profiler* prof_ = nullptr;
+  int32_t issue_name_ = 0;
+  std::vector<int32_t> bucket_names_;
+  std::vector<int64_t> issued_ns_;  // per bucket, while profiling
+  std::vector<int> indices_;
 };
 
 }  // namespace hpdl

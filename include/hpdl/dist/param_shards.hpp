@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hpdl/dist/comm.hpp"
+#include "hpdl/profile/profiler.hpp"
 
 namespace hpdl {
 
@@ -63,6 +64,8 @@ class ParamShards {
   int64_t read(int server, Counter c);
   // Server loop: lets MPI make progress on incoming one-sided operations.
   void poll();
+  // Times lock waits and flushes (nested inside a pull or push). Null: off.
+  void set_profiler(Profiler* p);
 
  private:
   static constexpr MPI_Aint kHeader = 64;  // bytes of counters before the floats
@@ -74,6 +77,8 @@ class ParamShards {
   std::vector<MPI_Win> wins_;
   std::vector<float> scratch_;  // push_rmw's copy of a shard
   bool closed_ = false;
+  Profiler* prof_ = nullptr;
+  int32_t lock_name_ = 0, flush_name_ = 0;
 };
 
 }  // namespace hpdl

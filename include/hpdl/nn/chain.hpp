@@ -11,6 +11,7 @@
 
 #include "hpdl/core/buffer.hpp"
 #include "hpdl/nn/layer.hpp"
+#include "hpdl/profile/profiler.hpp"
 
 namespace hpdl {
 
@@ -39,6 +40,8 @@ class Chain {
   const Layer& layer(size_t i) const { return *layers_[i]; }
   // Number of param_specs() entries that belong to layer i.
   size_t spec_count(size_t i) const { return spec_counts_[i]; }
+  // Times every layer's forward and backward from now on (null: stop timing).
+  void set_profiler(Profiler* p);
 
  private:
   std::vector<std::unique_ptr<Layer>> layers_;
@@ -46,6 +49,8 @@ class Chain {
   std::vector<size_t> spec_counts_;
   std::vector<Buffer> act_store_, dact_store_;
   std::vector<float*> act_, dact_;  // act_[i]: input of layer i, resolved per call
+  Profiler* profiler_ = nullptr;
+  std::vector<int32_t> fwd_ids_, bwd_ids_;
 };
 
 }  // namespace hpdl

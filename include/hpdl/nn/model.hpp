@@ -62,6 +62,8 @@ class Model {
   };
   const Range& layer_params(size_t i) const { return layer_params_[i]; }
   std::string kernels_name() const { return kernels_->name(); }
+  // Times each layer's forward and backward (null: off).
+  void set_profiler(Profiler* p) { chain_.set_profiler(p); }
 
  private:
   std::unique_ptr<KernelFactory> kernels_;  // outlives the kernels the layers hold

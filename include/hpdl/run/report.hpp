@@ -8,6 +8,7 @@
 #include "hpdl/config/config.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/nn/model.hpp"
+#include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/run_dir.hpp"
 #include "hpdl/train/trainer.hpp"
 
@@ -23,6 +24,9 @@ class RunReport {
   // Parameter-server modes: one report per worker (AsyncTrainer::worker_report); writes
   // ps_workers.csv and staleness.csv, logs a summary and adds it to the manifest.
   void parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers);
+  // Logs what the trace writer wrote and adds it to the manifest.
+  void profile(const ProfileConfig& cfg, const TraceSummary& t);
+  const nlohmann::json& manifest() const { return manifest_; }
   // confusion: of the final evaluation; steps: optimizer updates; peak_rss_mib: per rank.
   void finish(Model& model, const ConfusionMatrix& confusion, int64_t steps, const H5Split* test,
               const std::vector<EpochStats>& history, const std::vector<double>& peak_rss_mib);

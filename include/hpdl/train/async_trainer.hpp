@@ -29,8 +29,9 @@ namespace hpdl {
 
 class AsyncTrainer {
  public:
+  // prof may be null (profiling off).
   AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train, H5Split* test,
-               Watchdog& watchdog);
+               Watchdog& watchdog, Profiler* prof = nullptr);
   ~AsyncTrainer();
 
   // Collective. Afterwards model.params() holds the final parameters on every rank.
@@ -67,6 +68,8 @@ class AsyncTrainer {
   SoftmaxCrossEntropy loss_;
   std::vector<int32_t> labels_;
   Evaluator evaluator_;
+  Profiler* prof_;
+  StepNames names_;
 
   // worker state
   int64_t step_ = 0, pending_steps_ = 0, pushes_since_pull_ = 0;

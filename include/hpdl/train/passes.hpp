@@ -11,15 +11,24 @@
 #include "hpdl/dist/watchdog.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
+#include "hpdl/profile/profiler.hpp"
 #include "hpdl/train/metrics.hpp"
 
 namespace hpdl {
 
+// The profiler's names for the parts of a step outside the layers, registered once.
+struct StepNames {
+  int32_t data = 0, loss = 0, update = 0, comm_wait = 0, pull = 0, push = 0;
+  explicit StepNames(Profiler* p);
+};
+
 // Reads rows, runs forward and the loss, zeroes the gradients and backpropagates the loss
 // scaled by loss_scale (on_layer_done as in Model::backward). Returns the loss sum.
+// With a profiler, the read and the loss are timed as names.data / names.loss.
 double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split,
                          std::span<const int64_t> rows, int32_t* labels, const Pass& pass,
-                         float loss_scale, const std::function<void(size_t)>& on_layer_done = {});
+                         float loss_scale, const std::function<void(size_t)>& on_layer_done = {},
+                         Profiler* prof = nullptr, const StepNames* names = nullptr);
 
 class Evaluator {
  public:

@@ -43,8 +43,9 @@ struct TrainHooks {
 class SyncTrainer {
  public:
   // test may be null (no evaluation). The model's batch must equal plan's local batch.
+  // prof may be null (profiling off); otherwise the trainer times the model's layers too.
   SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train, H5Split* test,
-              Watchdog& watchdog);
+              Watchdog& watchdog, Profiler* prof = nullptr);
 
   // Trains cfg.train.epochs epochs (or until cfg.train.max_steps), evaluating after each.
   std::vector<EpochStats> run(const TrainHooks& hooks);
@@ -67,6 +68,8 @@ class SyncTrainer {
   GradientReducer reducer_;
   std::vector<int32_t> labels_;
   Evaluator evaluator_;
+  Profiler* prof_;
+  StepNames names_;
   int64_t global_step_ = 0;
 };
 

@@ -1,0 +1,90 @@
+// The per-rank profiler: timestamps of named intervals (a layer's forward, a bucket's
+// allreduce, a pull) go into a buffer allocated once, on the schedule of the framework
+// profilers (skip, then cycles of warm-up and active steps, repeated). Nothing in a step
+// allocates or does I/O; the trace is written after training (trace_writer.hpp). When
+// profiling is off the trainer holds no profiler and each probe is one null test.
+//
+// Tracks: kCompute holds the rank's main thread, whose intervals never overlap, so the
+// part of a step they cover is the "attributed" time; kComm holds communication that runs
+// in the background (an allreduce bucket from issue to completion).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hpdl/config/config.hpp"
+
+namespace hpdl {
+
+enum class Track : int32_t { kCompute = 0, kComm = 1 };
+
+struct TraceEvent {
+  int64_t t0_ns, t1_ns;  // steady clock of this rank
+  int64_t step;
+  int32_t name;  // index into Profiler::names()
+  int32_t track;
+};
+
+class Profiler {
+ public:
+  // steps_bound: the most steps training can run (sizes the buffer with events_per_step).
+  Profiler(const ProfileConfig& cfg, int64_t steps_bound, int64_t events_per_step);
+
+  static int64_t now() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  // Set-up only: the id of an interval name, with its category ("forward", "allreduce").
+  int32_t name(const std::string& text, const std::string& category);
+
+  // Starts step `step`; recording is on if the schedule makes it an active step.
+  void begin_step(int64_t step);
+  void end_step();  // records the step's wall interval
+  bool on() const { return on_; }
+  void add(int32_t name, int64_t t0, int64_t t1, Track track = Track::kCompute) {
+    if (!on_) return;
+    if (events_.size() == events_.capacity()) {
+      ++dropped_;
+      return;
+    }
+    events_.push_back({t0, t1, step_, name, static_cast<int32_t>(track)});
+  }
+
+  bool schedule_active(int64_t step) const;
+  const std::vector<TraceEvent>& events() const { return events_; }
+  const std::vector<std::string>& names() const { return names_; }
+  const std::vector<std::string>& categories() const { return categories_; }
+  int64_t dropped() const { return dropped_; }
+  int32_t step_name() const { return kStep; }
+
+ private:
+  static constexpr int32_t kStep = 0;
+  ProfileConfig cfg_;
+  std::vector<std::string> names_, categories_;
+  std::vector<TraceEvent> events_;
+  bool on_ = false;
+  int64_t step_ = 0, step_t0_ = 0, dropped_ = 0;
+};
+
+// Records [construction, destruction) under `name` when p is non-null and recording.
+class ProfileScope {
+ public:
+  ProfileScope(Profiler* p, int32_t name, Track track = Track::kCompute)
+      : p_(p && p->on() ? p : nullptr), name_(name), track_(track), t0_(p_ ? Profiler::now() : 0) {}
+  ~ProfileScope() {
+    if (p_) p_->add(name_, t0_, Profiler::now(), track_);
+  }
+  ProfileScope(const ProfileScope&) = delete;
+  ProfileScope& operator=(const ProfileScope&) = delete;
+
+ private:
+  Profiler* p_;
+  int32_t name_;
+  Track track_;
+  int64_t t0_;
+};
+
+}  // namespace hpdl

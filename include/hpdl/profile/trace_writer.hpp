@@ -1,0 +1,33 @@
+// Writing a run's profile (collective, after training). Every rank's events and interval
+// names are gathered to rank 0 together with the rank's clock offset against rank 0
+// (ping-pong with the least round trip, Cristian's method), and rank 0 writes into DIR:
+//   trace/rank<R>.json  Chrome trace-event JSON of one rank (process = rank, threads =
+//                       compute and communication), timestamps on rank 0's clock
+//   trace/merged.json   all ranks in one trace
+//   layers.csv          per layer: forward and backward mean, p50, p95, stddev over the
+//                       recorded steps of all ranks (microseconds)
+//   steps.csv           per rank and step: wall, attributed (covered by the rank's
+//                       main-thread intervals), unattributed, and the parts by category
+// Every JSON file embeds the run manifest under "otherData".
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hpdl/dist/comm.hpp"
+#include "hpdl/profile/profiler.hpp"
+
+namespace hpdl {
+
+struct TraceSummary {  // filled on rank 0
+  int64_t events = 0, steps = 0, dropped = 0, bytes = 0;
+  double write_s = 0;
+  double attributed_mean = 0, attributed_min = 0;  // attributed / wall over the steps
+};
+
+// Collective. offsets_ns: this rank's clock minus rank 0's (estimate), in nanoseconds.
+int64_t clock_offset_to_root(const Comm& comm);
+
+TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::string& dir,
+                         const nlohmann::json& manifest);
+
+}  // namespace hpdl

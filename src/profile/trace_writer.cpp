@@ -1,0 +1,276 @@
+// Gathering and writing traces (see the header). All of this runs after training.
+#include "hpdl/profile/trace_writer.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+namespace {
+
+struct RankTrace {
+  std::vector<TraceEvent> events;
+  std::vector<std::string> names, categories;
+  int64_t offset_ns = 0, dropped = 0;
+};
+
+// Rank 0 receives every rank's bytes.
+std::vector<std::string> gather_to_root(const Comm& comm, const std::string& s) {
+  int len = static_cast<int>(s.size());
+  std::vector<int> lens(comm.size()), offs(comm.size());
+  HPDL_CHECK_MPI(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm.raw()));
+  int total = 0;
+  for (int r = 0; r < comm.size(); ++r) offs[r] = total, total += lens[r];
+  std::string all(comm.rank() == 0 ? total : 0, ' ');
+  HPDL_CHECK_MPI(MPI_Gatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(),
+                             MPI_CHAR, 0, comm.raw()));
+  std::vector<std::string> out;
+  if (comm.rank() == 0)
+    for (int r = 0; r < comm.size(); ++r) out.push_back(all.substr(offs[r], lens[r]));
+  return out;
+}
+
+std::string pack(const Profiler& prof, int64_t offset_ns) {
+  nlohmann::json meta = {{"names", prof.names()},
+                         {"categories", prof.categories()},
+                         {"offset_ns", offset_ns},
+                         {"dropped", prof.dropped()}};
+  const std::string m = meta.dump();
+  const uint64_t mlen = m.size();
+  std::string out(sizeof mlen, '\0');
+  std::memcpy(out.data(), &mlen, sizeof mlen);
+  out += m;
+  out.append(reinterpret_cast<const char*>(prof.events().data()),
+             prof.events().size() * sizeof(TraceEvent));
+  return out;
+}
+
+RankTrace unpack(const std::string& s) {
+  uint64_t mlen = 0;
+  std::memcpy(&mlen, s.data(), sizeof mlen);
+  const auto meta = nlohmann::json::parse(s.substr(sizeof mlen, mlen));
+  RankTrace t;
+  t.names = meta["names"].get<std::vector<std::string>>();
+  t.categories = meta["categories"].get<std::vector<std::string>>();
+  t.offset_ns = meta["offset_ns"];
+  t.dropped = meta["dropped"];
+  const size_t at = sizeof mlen + mlen;
+  t.events.resize((s.size() - at) / sizeof(TraceEvent));
+  std::memcpy(t.events.data(), s.data() + at, t.events.size() * sizeof(TraceEvent));
+  return t;
+}
+
+// "fwd conv1" / "bwd conv1"; other names as they are.
+std::string display_name(const RankTrace& t, int32_t id) {
+  const std::string& c = t.categories[id];
+  if (c == "forward") return "fwd " + t.names[id];
+  if (c == "backward") return "bwd " + t.names[id];
+  return t.names[id];
+}
+
+void append_events(std::string& out, const RankTrace& t, int rank, int64_t origin_ns, bool& first) {
+  char buf[512];
+  auto sep = [&] {
+    if (!first) out += ",\n";
+    first = false;
+  };
+  std::snprintf(buf, sizeof buf,
+                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}},\n"
+                "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"compute\"}},\n"
+                "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":1,\"args\":{\"name\":\"communication\"}}",
+                rank, rank, rank, rank);
+  sep();
+  out += buf;
+  std::vector<std::string> quoted;  // JSON-escaped display names, once per id
+  for (size_t id = 0; id < t.names.size(); ++id)
+    quoted.push_back(nlohmann::json(display_name(t, static_cast<int32_t>(id))).dump());
+  for (const TraceEvent& e : t.events) {
+    const double ts = (e.t0_ns - t.offset_ns - origin_ns) / 1e3;
+    const double dur = (e.t1_ns - e.t0_ns) / 1e3;
+    std::snprintf(buf, sizeof buf,
+                  "{\"name\":%s,\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,"
+                  "\"tid\":%d,\"args\":{\"step\":%lld}}",
+                  quoted[e.name].c_str(), t.categories[e.name].c_str(), ts, dur, rank, e.track,
+                  static_cast<long long>(e.step));
+    sep();
+    out += buf;
+  }
+}
+
+int64_t write_json(const std::string& path, const std::string& events, const nlohmann::json& manifest) {
+  std::string text = "{\"displayTimeUnit\":\"ms\",\"otherData\":" + manifest.dump() +
+                     ",\n\"traceEvents\":[\n" + events + "\n]}\n";
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    if (!f) throw Error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+  return static_cast<int64_t>(text.size());
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    if (!f) throw Error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+struct Stats {
+  double mean = 0, p50 = 0, p95 = 0, std = 0;
+  size_t n = 0;
+};
+
+Stats stats_of(std::vector<double> v) {
+  Stats s;
+  s.n = v.size();
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  double sum = 0, sq = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / v.size();
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.std = std::sqrt(sq / v.size());
+  s.p50 = v[(v.size() - 1) / 2];
+  s.p95 = v[static_cast<size_t>(std::ceil(0.95 * v.size())) - 1];
+  return s;
+}
+
+}  // namespace
+
+int64_t clock_offset_to_root(const Comm& comm) {
+  constexpr int kRounds = 16, kTag = 7401;
+  int64_t offset = 0, best_rtt = INT64_MAX;
+  for (int r = 1; r < comm.size(); ++r) {
+    for (int k = 0; k < kRounds; ++k) {
+      if (comm.rank() == 0) {
+        int64_t ping = 0;
+        HPDL_CHECK_MPI(MPI_Recv(&ping, 1, MPI_INT64_T, r, kTag, comm.raw(), MPI_STATUS_IGNORE));
+        const int64_t t = Profiler::now();
+        HPDL_CHECK_MPI(MPI_Send(&t, 1, MPI_INT64_T, r, kTag, comm.raw()));
+      } else if (comm.rank() == r) {
+        const int64_t t1 = Profiler::now();
+        int64_t t_root = 0;
+        HPDL_CHECK_MPI(MPI_Send(&t1, 1, MPI_INT64_T, 0, kTag, comm.raw()));
+        HPDL_CHECK_MPI(MPI_Recv(&t_root, 1, MPI_INT64_T, 0, kTag, comm.raw(), MPI_STATUS_IGNORE));
+        const int64_t t2 = Profiler::now();
+        if (t2 - t1 < best_rtt) best_rtt = t2 - t1, offset = (t1 + t2) / 2 - t_root;
+      }
+    }
+  }
+  return offset;
+}
+
+TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::string& dir,
+                         const nlohmann::json& manifest) {
+  const int64_t offset = clock_offset_to_root(comm);
+  const std::vector<std::string> packed = gather_to_root(comm, pack(prof, offset));
+  TraceSummary sum;
+  if (comm.rank() != 0) return sum;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<RankTrace> ranks;
+  for (const auto& p : packed) ranks.push_back(unpack(p));
+
+  int64_t origin = INT64_MAX;
+  for (const auto& t : ranks)
+    for (const auto& e : t.events) origin = std::min(origin, e.t0_ns - t.offset_ns);
+  if (origin == INT64_MAX) origin = 0;
+
+  std::filesystem::create_directories(dir + "/trace");
+  std::string merged;
+  bool merged_first = true;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    std::string one;
+    bool first = true;
+    append_events(one, ranks[r], static_cast<int>(r), origin, first);
+    sum.bytes += write_json(dir + "/trace/rank" + std::to_string(r) + ".json", one, manifest);
+    append_events(merged, ranks[r], static_cast<int>(r), origin, merged_first);
+    sum.events += static_cast<int64_t>(ranks[r].events.size());
+    sum.dropped += ranks[r].dropped;
+  }
+  sum.bytes += write_json(dir + "/trace/merged.json", merged, manifest);
+
+  // Per-layer durations per (rank, step), and the per-step accounting.
+  const std::vector<std::string> parts = {"forward", "backward", "data", "loss", "update", "comm"};
+  std::vector<std::string> layer_order;
+  std::map<std::string, std::vector<double>> fwd, bwd;
+  std::ostringstream steps;
+  steps << "rank,step,wall_us,attributed_us,unattributed_us";
+  for (const auto& p : parts) steps << "," << p << "_us";
+  steps << "\n";
+  double ratio_sum = 0;
+  sum.attributed_min = 1;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const RankTrace& t = ranks[r];
+    for (size_t id = 0; id < t.names.size(); ++id)
+      if (t.categories[id] == "forward" &&
+          std::find(layer_order.begin(), layer_order.end(), t.names[id]) == layer_order.end())
+        layer_order.push_back(t.names[id]);
+    struct StepAcc {
+      double wall = 0, attributed = 0;
+      std::map<std::string, double> part, fwd, bwd;
+    };
+    std::map<int64_t, StepAcc> acc;
+    for (const TraceEvent& e : t.events) {
+      const std::string& cat = t.categories[e.name];
+      const double us = (e.t1_ns - e.t0_ns) / 1e3;
+      StepAcc& a = acc[e.step];
+      if (e.name == prof.step_name()) {
+        a.wall = us;
+        continue;
+      }
+      if (e.track != static_cast<int32_t>(Track::kCompute) || cat == "rma wait") continue;
+      a.attributed += us;
+      a.part[cat] += us;
+      if (cat == "forward") a.fwd[t.names[e.name]] += us;
+      if (cat == "backward") a.bwd[t.names[e.name]] += us;
+    }
+    for (const auto& [step, a] : acc) {
+      if (a.wall <= 0) continue;  // a step whose end was not recorded
+      for (const auto& [name, us] : a.fwd) fwd[name].push_back(us);
+      for (const auto& [name, us] : a.bwd) bwd[name].push_back(us);
+      steps << r << "," << step << "," << a.wall << "," << a.attributed << ","
+            << a.wall - a.attributed;
+      for (const auto& p : parts) {
+        const auto it = a.part.find(p);
+        steps << "," << (it == a.part.end() ? 0.0 : it->second);
+      }
+      steps << "\n";
+      const double ratio = a.attributed / a.wall;
+      ratio_sum += ratio;
+      sum.attributed_min = std::min(sum.attributed_min, ratio);
+      ++sum.steps;
+    }
+  }
+  sum.attributed_mean = sum.steps ? ratio_sum / sum.steps : 0;
+  if (!sum.steps) sum.attributed_min = 0;
+
+  std::ostringstream layers;
+  layers << "layer,forward_mean_us,forward_p50_us,forward_p95_us,forward_std_us,"
+            "backward_mean_us,backward_p50_us,backward_p95_us,backward_std_us,samples\n";
+  for (const auto& name : layer_order) {
+    const Stats f = stats_of(fwd[name]), b = stats_of(bwd[name]);
+    layers << name << "," << f.mean << "," << f.p50 << "," << f.p95 << "," << f.std << ","
+           << b.mean << "," << b.p50 << "," << b.p95 << "," << b.std << "," << f.n << "\n";
+  }
+  write_text(dir + "/layers.csv", layers.str());
+  write_text(dir + "/steps.csv", steps.str());
+  sum.write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sum;
+}
+
+}  // namespace hpdl
