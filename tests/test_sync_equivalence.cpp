@@ -9,7 +9,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/rng.hpp"
@@ -19,6 +21,8 @@
 #include "hpdl/dist/comm.hpp"
 #include "hpdl/dist/watchdog.hpp"
 #include "hpdl/nn/builder.hpp"
+#include "hpdl/profile/profiler.hpp"
+#include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/train/trainer.hpp"
 #include "mpi_test_util.hpp"
 #include "tiny_models.hpp"
@@ -122,6 +126,79 @@ INSTANTIATE_TEST_SUITE_P(Batches, Equivalence,
                          ::testing::Combine(::testing::Values(12, 10),
                                             ::testing::Values("onednn", "reference"),
                                             ::testing::Values(0.0005, 64.0)));
+
+// Profiling changes no parameter, records exactly the scheduled steps (skip 1, then twice
+// warm-up 1 + active 2: steps 2, 3, 5, 6), every layer's forward and backward in each, and
+// writes traces whose per-step accounting adds up.
+TEST(Profiling, SameParametersScheduledStepsAndTraceFiles) {
+  Comm world(MPI_COMM_WORLD);
+  const std::string path = prepare(world);
+  const Config cfg = load_config(path, {"train.batch=10", "profile.enabled=true", "profile.skip=1",
+                                        "profile.warmup=1", "profile.active=2", "profile.repeat=2"});
+  const std::vector<float> plain = train(cfg, world);
+  H5Split data(cfg.data.train_file, "/");
+  const int64_t local = BatchPlan(data.size(), 10, world.rank(), world.size()).local_batch();
+  auto model = build_model(cfg.model, local, cfg.run.backend);
+  model->init_params(cfg.train.seed);
+  Watchdog watchdog(60, world.rank());
+  Profiler prof(cfg.profile, 8, 64);
+  SyncTrainer trainer(cfg, world, *model, data, nullptr, watchdog, &prof);
+  trainer.run({});
+  EXPECT_EQ(plain, std::vector<float>(model->params().begin(), model->params().end()));
+
+  std::set<int64_t> steps;
+  std::map<int64_t, int> fwd, bwd, buckets;
+  for (const TraceEvent& e : prof.events()) {
+    const std::string& cat = prof.categories()[e.name];
+    if (e.name == prof.step_name()) steps.insert(e.step);
+    if (cat == "forward") ++fwd[e.step];
+    if (cat == "backward") ++bwd[e.step];
+    if (cat == "allreduce") ++buckets[e.step];
+    EXPECT_LE(e.t0_ns, e.t1_ns);
+  }
+  EXPECT_EQ(steps, (std::set<int64_t>{2, 3, 5, 6}));
+  for (int64_t s : steps) {
+    EXPECT_EQ(fwd[s], static_cast<int>(model->num_layers())) << "step " << s;
+    EXPECT_EQ(bwd[s], static_cast<int>(model->num_layers())) << "step " << s;
+    if (world.size() > 1) EXPECT_GE(buckets[s], 1) << "step " << s;
+  }
+
+  const std::string dir = mpi_test_dir(world) + "/profile";
+  const TraceSummary t = write_trace(world, prof, dir, nlohmann::json{{"test", true}});
+  if (world.rank() != 0) return;
+  EXPECT_EQ(t.steps, 4 * world.size());
+  EXPECT_EQ(t.dropped, 0);
+  EXPECT_GT(t.attributed_mean, 0.0);
+  EXPECT_LE(t.attributed_mean, 1.0);
+  for (int r = 0; r < world.size(); ++r)
+    EXPECT_TRUE(fs::exists(dir + "/trace/rank" + std::to_string(r) + ".json"));
+  const auto merged = nlohmann::json::parse(std::ifstream(dir + "/trace/merged.json"));
+  EXPECT_EQ(merged["otherData"]["test"], true);
+  std::set<int> pids;
+  for (const auto& e : merged["traceEvents"]) pids.insert(e["pid"].get<int>());
+  EXPECT_EQ(static_cast<int>(pids.size()), world.size());
+  // layers.csv: a header and one row per layer, in model order.
+  std::ifstream layers(dir + "/layers.csv");
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(layers, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), model->num_layers() + 1);
+  for (size_t i = 0; i < model->num_layers(); ++i)
+    EXPECT_EQ(rows[i + 1].substr(0, rows[i + 1].find(',')), model->layer(i).name());
+  // steps.csv: attributed + unattributed = wall; the parts add up to attributed.
+  std::ifstream steps_csv(dir + "/steps.csv");
+  std::string line;
+  std::getline(steps_csv, line);
+  int n = 0;
+  for (; std::getline(steps_csv, line); ++n) {
+    std::vector<double> v;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) v.push_back(std::stod(cell));
+    ASSERT_EQ(v.size(), 11u);
+    EXPECT_NEAR(v[3] + v[4], v[2], 1e-3 * v[2]);
+    EXPECT_NEAR(v[5] + v[6] + v[7] + v[8] + v[9] + v[10], v[3], 1e-3 * v[2]);
+  }
+  EXPECT_EQ(n, 4 * world.size());
+}
 
 TEST(GradientReducer, BucketsAreLayerAligned) {
   Comm world(MPI_COMM_WORLD);
