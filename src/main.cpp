@@ -36,6 +36,25 @@ int main(int argc, char** argv) {
   har->add_option("dir", dir, "The 'UCI HAR Dataset' folder")->required();
   har->add_option("out", out, "Output HDF5 file")->required();
 
+  hpdl::TimeArgs time;
+  CLI::App* time_cmd = app.add_subcommand(
+      "time", "Per-layer forward/backward times of a config's model (one process, like Caffe's time)");
+  time_cmd->add_option("config", time.config, "TOML config file")->required();
+  time_cmd->add_option("--set", time.sets, "Override a config key (repeatable)")
+      ->allow_extra_args(false);
+  time_cmd->add_option("--iterations,-n", time.iterations, "Timed iterations")
+      ->check(CLI::PositiveNumber);
+  time_cmd->add_option("--warmup", time.warmup, "Untimed iterations first")
+      ->check(CLI::NonNegativeNumber);
+  time_cmd->add_flag("--synthetic", time.synthetic, "Random input instead of the training data");
+
+  CLI::App* trace = app.add_subcommand("trace", "Inspect the traces of a profiled run");
+  trace->require_subcommand(1);
+  std::string run_dir;
+  CLI::App* summary = trace->add_subcommand(
+      "summary", "Per-layer forward/backward table and per-step accounting of RUN_DIR");
+  summary->add_option("run_dir", run_dir, "Run directory (outputs/<run>)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -46,5 +65,7 @@ int main(int argc, char** argv) {
   if (*train_cmd) return hpdl::cmd_train(train, &argc, &argv);
   if (*mnist) return hpdl::cmd_convert_mnist(images, labels, out, classes);
   if (*har) return hpdl::cmd_convert_uci_har(dir, out);
+  if (*time_cmd) return hpdl::cmd_time(time);
+  if (*summary) return hpdl::cmd_trace_summary(run_dir);
   return 1;
 }

@@ -93,7 +93,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   }
   {
     TableReader r(root.get_table("data"), where + ": data");
-    c.data.train_file = r.get_string("train_file", std::nullopt);
+    c.data.train_file = r.get_string("train_file", "");  // "" only for hpdl time --synthetic
     c.data.train_group = r.get_string("train_group", "/");
     c.data.test_file = r.get_string("test_file", "");
     c.data.test_group = r.get_string("test_group", "/");

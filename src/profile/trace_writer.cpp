@@ -130,10 +130,7 @@ void write_text(const std::string& path, const std::string& text) {
   std::filesystem::rename(tmp, path);
 }
 
-struct Stats {
-  double mean = 0, p50 = 0, p95 = 0, std = 0;
-  size_t n = 0;
-};
+}  // namespace
 
 Stats stats_of(std::vector<double> v) {
   Stats s;
@@ -149,8 +146,6 @@ Stats stats_of(std::vector<double> v) {
   s.p95 = v[static_cast<size_t>(std::ceil(0.95 * v.size())) - 1];
   return s;
 }
-
-}  // namespace
 
 int64_t clock_offset_to_root(const Comm& comm) {
   constexpr int kRounds = 16, kTag = 7401;

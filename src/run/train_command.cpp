@@ -77,6 +77,8 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   });
   on_all_ranks(comm, watchdog, [&] {
     h5_quiet();
+    HPDL_REQUIRE(!cfg.data.train_file.empty(),
+                 "config " + cfg.source + ": data.train_file is missing");
     s.train = std::make_unique<H5Split>(cfg.data.train_file, cfg.data.train_group);
     if (!cfg.data.test_file.empty())
       s.test = std::make_unique<H5Split>(cfg.data.test_file, cfg.data.test_group);

@@ -12,6 +12,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "hpdl/dist/comm.hpp"
 #include "hpdl/profile/profiler.hpp"
@@ -23,6 +24,13 @@ struct TraceSummary {  // filled on rank 0
   double write_s = 0;
   double attributed_mean = 0, attributed_min = 0;  // attributed / wall over the steps
 };
+
+// Mean, median, 95th percentile and standard deviation of a sample.
+struct Stats {
+  double mean = 0, p50 = 0, p95 = 0, std = 0;
+  size_t n = 0;
+};
+Stats stats_of(std::vector<double> v);
 
 // Collective. offsets_ns: this rank's clock minus rank 0's (estimate), in nanoseconds.
 int64_t clock_offset_to_root(const Comm& comm);

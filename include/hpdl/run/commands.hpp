@@ -1,5 +1,6 @@
 // The hpdl subcommands behind main()'s argument parsing. Each returns the process exit code.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,20 @@ struct TrainArgs {
   std::string command_line;
 };
 
+struct TimeArgs {
+  std::string config;
+  std::vector<std::string> sets;
+  int64_t iterations = 20, warmup = 2;
+  bool synthetic = false;
+};
+
 // Runs under MPI (mpirun/srun or a singleton); initialises and finalises MPI itself.
 int cmd_train(const TrainArgs& args, int* argc, char*** argv);
 int cmd_convert_mnist(const std::string& images, const std::string& labels, const std::string& out,
                       const std::string& class_names);
 int cmd_convert_uci_har(const std::string& dir, const std::string& out);
+// One process, no MPI: per-layer forward/backward times of a config's model.
+int cmd_time(const TimeArgs& args);
+int cmd_trace_summary(const std::string& run_dir);
 
 }  // namespace hpdl

@@ -1,0 +1,127 @@
+// `hpdl time CONFIG`, after Caffe's `time`: one process runs `warmup` untimed iterations,
+// then `iterations` timed ones (forward, loss, backward, update) on the first batch of the
+// training data or on synthetic data, and prints each layer's forward and backward time
+// and the totals. Timing uses the same profiler as traced training runs.
+#include <cstdio>
+#include <map>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/core/rng.hpp"
+#include "hpdl/data/dataset.hpp"
+#include "hpdl/data/h5_util.hpp"
+#include "hpdl/nn/builder.hpp"
+#include "hpdl/nn/loss.hpp"
+#include "hpdl/optim/optimizer.hpp"
+#include "hpdl/profile/profiler.hpp"
+#include "hpdl/profile/trace_writer.hpp"
+#include "hpdl/run/commands.hpp"
+#include "hpdl/train/passes.hpp"
+
+namespace hpdl {
+namespace {
+
+// Fills the model's input and the labels: the first batch of the training split, or
+// uniform noise and cycling labels.
+void fill_batch(const Config& cfg, bool synthetic, Model& model, std::vector<int32_t>& labels) {
+  const int64_t B = model.batch();
+  if (synthetic) {
+    Rng rng(cfg.train.seed, 99);
+    const int64_t n = model.input_shape().numel();
+    for (int64_t i = 0; i < n; ++i) model.input()[i] = rng.uniform();
+    for (int64_t i = 0; i < B; ++i) labels[i] = static_cast<int32_t>(i % cfg.model.classes);
+    return;
+  }
+  h5_quiet();
+  H5Split split(cfg.data.train_file, cfg.data.train_group);
+  HPDL_REQUIRE(split.sample_shape() == cfg.model.input,
+               split.where() + "x has samples of shape " + Shape{split.sample_shape()}.str() +
+                   " but model.input = " + Shape{cfg.model.input}.str() + " (or use --synthetic)");
+  HPDL_REQUIRE(split.size() >= B, split.where() + " holds fewer samples than train.batch");
+  if (cfg.data.normalize) split.normalize_channels();
+  split.read_range(0, B, model.input(), labels.data());
+}
+
+}  // namespace
+
+int cmd_time(const TimeArgs& args) {
+  try {
+    const Config cfg = load_config(args.config, args.sets);
+    HPDL_REQUIRE(args.synthetic || !cfg.data.train_file.empty(),
+                 "config " + args.config + " has no data.train_file: use --synthetic");
+    auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
+    model->init_params(cfg.train.seed);
+    std::vector<int32_t> labels(cfg.train.batch);
+    fill_batch(cfg, args.synthetic, *model, labels);
+
+    ProfileConfig pc;
+    pc.enabled = true, pc.warmup = args.warmup, pc.active = args.iterations, pc.repeat = 1;
+    Profiler prof(pc, args.warmup + args.iterations, 4 * int64_t(model->num_layers()) + 32);
+    model->set_profiler(&prof);
+    const StepNames names(&prof);
+    SoftmaxCrossEntropy loss(model->batch(), cfg.model.classes);
+    auto optimizer = make_optimizer(cfg.optimizer, model->num_params());
+    for (int64_t s = 0; s < args.warmup + args.iterations; ++s) {
+      prof.begin_step(s);
+      const Pass pass{true, cfg.train.seed, s, nullptr};
+      model->forward(pass);
+      {
+        ProfileScope timed(&prof, names.loss);
+        loss.forward(model->output(), labels.data(), model->batch());
+        model->zero_grads();
+        loss.backward(labels.data(), 1.0f / float(model->batch()), model->output_grad());
+      }
+      model->backward(pass);
+      {
+        ProfileScope timed(&prof, names.update);
+        optimizer->update(model->params(), model->grads());
+      }
+      prof.end_step();
+    }
+
+    // Per layer and step, then statistics over the timed steps.
+    std::map<int32_t, std::map<int64_t, double>> per_name;
+    std::vector<double> wall;
+    for (const TraceEvent& e : prof.events()) {
+      const double ms = (e.t1_ns - e.t0_ns) / 1e6;
+      if (e.name == prof.step_name())
+        wall.push_back(ms);
+      else
+        per_name[e.name][e.step] += ms;
+    }
+    auto stats = [&](int32_t id) {
+      std::vector<double> v;
+      for (const auto& [step, ms] : per_name[id]) v.push_back(ms);
+      return stats_of(v);
+    };
+    std::printf("hpdl time: %s | batch %lld | backend %s | %lld warm-up + %lld timed iterations%s\n",
+                args.config.c_str(), (long long)cfg.train.batch, model->kernels_name().c_str(),
+                (long long)args.warmup, (long long)args.iterations,
+                args.synthetic ? " | synthetic data" : "");
+    std::printf("%-16s %-10s %12s %10s %12s %10s %9s\n", "layer", "kind", "forward ms", "p95",
+                "backward ms", "p95", "bwd/fwd");
+    double fwd_total = 0, bwd_total = 0;
+    const auto& n = prof.names();
+    const auto& c = prof.categories();
+    size_t layer = 0;
+    for (size_t id = 0; id < n.size(); ++id) {
+      if (c[id] != "forward") continue;
+      const Stats f = stats(int32_t(id)), b = stats(int32_t(id + 1));  // backward follows
+      fwd_total += f.mean, bwd_total += b.mean;
+      std::printf("%-16s %-10s %12.3f %10.3f %12.3f %10.3f %9.2f\n", n[id].c_str(),
+                  model->layer(layer++).kind().c_str(), f.mean, f.p95, b.mean, b.p95,
+                  f.mean > 0 ? b.mean / f.mean : 0.0);
+    }
+    const Stats w = stats_of(wall), l = stats(names.loss), u = stats(names.update);
+    std::printf("%-27s %12.3f %10s %12.3f\n", "sum of layers", fwd_total, "", bwd_total);
+    std::printf("loss %.3f ms, update %.3f ms; iteration %.3f ms (p50 %.3f, p95 %.3f); "
+                "layers + loss + update = %.2f%% of the iteration\n",
+                l.mean, u.mean, w.mean, w.p50, w.p95,
+                w.mean > 0 ? 100 * (fwd_total + bwd_total + l.mean + u.mean) / w.mean : 0.0);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hpdl: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace hpdl
