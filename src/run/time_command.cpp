@@ -60,9 +60,11 @@ int cmd_time(const TimeArgs& args) {
     const StepNames names(&prof);
     SoftmaxCrossEntropy loss(model->batch(), cfg.model.classes);
     auto optimizer = make_optimizer(cfg.optimizer, model->num_params());
+    std::vector<int64_t> rows(cfg.train.batch);  // sample ids (dropout masks depend on them)
+    for (int64_t i = 0; i < cfg.train.batch; ++i) rows[i] = i;
     for (int64_t s = 0; s < args.warmup + args.iterations; ++s) {
       prof.begin_step(s);
-      const Pass pass{true, cfg.train.seed, s, nullptr};
+      const Pass pass{true, cfg.train.seed, s, rows.data()};
       model->forward(pass);
       {
         ProfileScope timed(&prof, names.loss);
