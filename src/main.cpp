@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
   time_cmd->add_option("--warmup", time.warmup, "Untimed iterations first")
       ->check(CLI::NonNegativeNumber);
   time_cmd->add_flag("--synthetic", time.synthetic, "Random input instead of the training data");
+  time_cmd->add_flag("--overhead", time.overhead,
+                     "Alternate recorded and unrecorded iterations and compare their medians");
 
   CLI::App* trace = app.add_subcommand("trace", "Inspect the traces of a profiled run");
   trace->require_subcommand(1);

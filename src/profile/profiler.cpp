@@ -13,6 +13,7 @@ Profiler::Profiler(const ProfileConfig& cfg, int64_t steps_bound, int64_t events
   for (int64_t s = 0; s < steps_bound; ++s) active_steps += schedule_active(s) ? 1 : 0;
   // Bounded at 64 Mi events (2 GiB); beyond that events are counted as dropped.
   events_.reserve(static_cast<size_t>(std::min<int64_t>(active_steps * events_per_step, 1 << 26)));
+  walls_.reserve(static_cast<size_t>(std::min<int64_t>(steps_bound, 1 << 24)));
 }
 
 int32_t Profiler::name(const std::string& text, const std::string& category) {
@@ -32,11 +33,13 @@ bool Profiler::schedule_active(int64_t step) const {
 void Profiler::begin_step(int64_t step) {
   step_ = step;
   on_ = schedule_active(step);
-  if (on_) step_t0_ = now();
+  step_t0_ = now();
 }
 
 void Profiler::end_step() {
-  if (on_) add(kStep, step_t0_, now());
+  const int64_t t1 = now();
+  if (on_) add(kStep, step_t0_, t1);
+  if (walls_.size() < walls_.capacity()) walls_.push_back(on_ ? t1 - step_t0_ : step_t0_ - t1);
   on_ = false;
 }
 

@@ -22,6 +22,7 @@ struct RankTrace {
   std::vector<TraceEvent> events;
   std::vector<std::string> names, categories;
   int64_t offset_ns = 0, dropped = 0;
+  std::vector<int64_t> walls;
 };
 
 // Rank 0 receives every rank's bytes.
@@ -42,6 +43,7 @@ std::vector<std::string> gather_to_root(const Comm& comm, const std::string& s) 
 
 std::string pack(const Profiler& prof, int64_t offset_ns) {
   nlohmann::json meta = {{"names", prof.names()},
+                         {"walls", prof.step_walls()},
                          {"categories", prof.categories()},
                          {"offset_ns", offset_ns},
                          {"dropped", prof.dropped()}};
@@ -64,6 +66,7 @@ RankTrace unpack(const std::string& s) {
   t.categories = meta["categories"].get<std::vector<std::string>>();
   t.offset_ns = meta["offset_ns"];
   t.dropped = meta["dropped"];
+  t.walls = meta["walls"].get<std::vector<int64_t>>();
   const size_t at = sizeof mlen + mlen;
   t.events.resize((s.size() - at) / sizeof(TraceEvent));
   std::memcpy(t.events.data(), s.data() + at, t.events.size() * sizeof(TraceEvent));
@@ -252,6 +255,12 @@ TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::stri
     }
   }
   sum.attributed_mean = sum.steps ? ratio_sum / sum.steps : 0;
+  std::vector<double> recorded, unrecorded;
+  for (const auto& t : ranks)
+    for (int64_t w : t.walls) (w >= 0 ? recorded : unrecorded).push_back(std::abs(w) / 1e3);
+  sum.recorded_step_us = stats_of(recorded).p50;
+  sum.unrecorded_step_us = stats_of(unrecorded).p50;
+  if (sum.unrecorded_step_us > 0) sum.overhead = sum.recorded_step_us / sum.unrecorded_step_us - 1;
   if (!sum.steps) sum.attributed_min = 0;
 
   std::ostringstream layers;

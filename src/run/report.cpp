@@ -139,12 +139,19 @@ void RunReport::profile(const ProfileConfig& cfg, const TraceSummary& t) {
            fmt("%.2f", 100 * t.attributed_min) + "%), traces " + fmt("%.1f", t.bytes / 1048576.0) +
            " MiB written in " + fmt("%.2f", t.write_s) +
            " s (trace/merged.json, trace/rank*.json, layers.csv, steps.csv)");
+  if (t.unrecorded_step_us > 0)
+    dir_.log("profile overhead: median step " + fmt("%.1f", t.recorded_step_us) +
+             " us recorded vs " + fmt("%.1f", t.unrecorded_step_us) + " us unrecorded (" +
+             fmt("%+.2f", 100 * t.overhead) + "%)");
   manifest_["profile"] = {{"skip", cfg.skip},       {"warmup", cfg.warmup},
                           {"active", cfg.active},   {"repeat", cfg.repeat},
                           {"rank_steps", t.steps},  {"events", t.events},
                           {"dropped", t.dropped},   {"bytes", t.bytes},
                           {"write_s", t.write_s},   {"attributed_mean", t.attributed_mean},
-                          {"attributed_min", t.attributed_min}};
+                          {"attributed_min", t.attributed_min},
+                          {"recorded_step_us", t.recorded_step_us},
+                          {"unrecorded_step_us", t.unrecorded_step_us},
+                          {"overhead", t.overhead}};
 }
 
 void RunReport::finish(Model& model, const ConfusionMatrix& confusion, int64_t steps,

@@ -53,16 +53,21 @@ int cmd_time(const TimeArgs& args) {
     std::vector<int32_t> labels(cfg.train.batch);
     fill_batch(cfg, args.synthetic, *model, labels);
 
+    // With --overhead, timed iterations alternate recorded and unrecorded, so both kinds
+    // run side by side (twice as many iterations).
     ProfileConfig pc;
-    pc.enabled = true, pc.warmup = args.warmup, pc.active = args.iterations, pc.repeat = 1;
-    Profiler prof(pc, args.warmup + args.iterations, 4 * int64_t(model->num_layers()) + 32);
+    pc.enabled = true, pc.skip = args.warmup;
+    pc.warmup = args.overhead ? 1 : 0, pc.active = args.overhead ? 1 : args.iterations;
+    pc.repeat = args.overhead ? args.iterations : 1;
+    const int64_t total = args.warmup + (args.overhead ? 2 : 1) * args.iterations;
+    Profiler prof(pc, total, 4 * int64_t(model->num_layers()) + 32);
     model->set_profiler(&prof);
     const StepNames names(&prof);
     SoftmaxCrossEntropy loss(model->batch(), cfg.model.classes);
     auto optimizer = make_optimizer(cfg.optimizer, model->num_params());
     std::vector<int64_t> rows(cfg.train.batch);  // sample ids (dropout masks depend on them)
     for (int64_t i = 0; i < cfg.train.batch; ++i) rows[i] = i;
-    for (int64_t s = 0; s < args.warmup + args.iterations; ++s) {
+    for (int64_t s = 0; s < total; ++s) {
       prof.begin_step(s);
       const Pass pass{true, cfg.train.seed, s, rows.data()};
       model->forward(pass);
@@ -119,6 +124,16 @@ int cmd_time(const TimeArgs& args) {
                 "layers + loss + update = %.2f%% of the iteration\n",
                 l.mean, u.mean, w.mean, w.p50, w.p95,
                 w.mean > 0 ? 100 * (fwd_total + bwd_total + l.mean + u.mean) / w.mean : 0.0);
+    if (args.overhead) {
+      std::vector<double> on, off;
+      const auto& walls = prof.step_walls();
+      for (size_t k = static_cast<size_t>(args.warmup); k < walls.size(); ++k)
+        (walls[k] >= 0 ? on : off).push_back(std::abs(walls[k]) / 1e6);
+      const double a = stats_of(on).p50, b = stats_of(off).p50;
+      std::printf("overhead: median iteration %.3f ms recorded vs %.3f ms unrecorded (%+.2f%%), "
+                  "%zu + %zu alternating iterations\n",
+                  a, b, b > 0 ? 100 * (a / b - 1) : 0.0, on.size(), off.size());
+    }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hpdl: error: %s\n", e.what());

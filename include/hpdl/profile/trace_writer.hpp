@@ -23,6 +23,9 @@ struct TraceSummary {  // filled on rank 0
   int64_t events = 0, steps = 0, dropped = 0, bytes = 0;
   double write_s = 0;
   double attributed_mean = 0, attributed_min = 0;  // attributed / wall over the steps
+  // Median wall time of recorded and of unrecorded (skip/warm-up) steps over all ranks, in
+  // microseconds, and recorded / unrecorded - 1: the profiler's overhead in this run.
+  double recorded_step_us = 0, unrecorded_step_us = 0, overhead = 0;
 };
 
 // Mean, median, 95th percentile and standard deviation of a sample.

@@ -18,6 +18,7 @@ struct TimeArgs {
   std::vector<std::string> sets;
   int64_t iterations = 20, warmup = 2;
   bool synthetic = false;
+  bool overhead = false;  // alternate recorded and unrecorded iterations, compare
 };
 
 // Runs under MPI (mpirun/srun or a singleton); initialises and finalises MPI itself.
