@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
 
 namespace hpdl {
@@ -111,26 +111,10 @@ void append_events(std::string& out, const RankTrace& t, int rank, int64_t origi
 }
 
 int64_t write_json(const std::string& path, const std::string& events, const nlohmann::json& manifest) {
-  std::string text = "{\"displayTimeUnit\":\"ms\",\"otherData\":" + manifest.dump() +
-                     ",\n\"traceEvents\":[\n" + events + "\n]}\n";
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    if (!f) throw Error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  const std::string text = "{\"displayTimeUnit\":\"ms\",\"otherData\":" + manifest.dump() +
+                           ",\n\"traceEvents\":[\n" + events + "\n]}\n";
+  write_file_atomically(path, text);
   return static_cast<int64_t>(text.size());
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    if (!f) throw Error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
 }
 
 }  // namespace
@@ -271,8 +255,8 @@ TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::stri
     layers << name << "," << f.mean << "," << f.p50 << "," << f.p95 << "," << f.std << ","
            << b.mean << "," << b.p50 << "," << b.p95 << "," << b.std << "," << f.n << "\n";
   }
-  write_text(dir + "/layers.csv", layers.str());
-  write_text(dir + "/steps.csv", steps.str());
+  write_file_atomically(dir + "/layers.csv", layers.str());
+  write_file_atomically(dir + "/steps.csv", steps.str());
   sum.write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return sum;
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
 
 namespace hpdl {
@@ -61,15 +62,7 @@ RunDir::~RunDir() {
 }
 
 void RunDir::write_atomically(const std::string& name, const std::string& text) const {
-  const std::string path = file(name), tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw Error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw Error("cannot rename " + tmp + " to " + path);
+  write_file_atomically(file(name), text);
 }
 
 void RunDir::log(const std::string& line) {
