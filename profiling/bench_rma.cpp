@@ -60,16 +60,18 @@ void bench(const Comm& world, int64_t n, int repeats) {
         MPI_Win_unlock(0, raw);
       };
     };
-    const double get = median_us(repeats, locked([&] {
-      MPI_Get(buf.data(), count, MPI_FLOAT, 0, 0, count, MPI_FLOAT, raw);
-    }));
-    const double get_acc = median_us(repeats, locked([&] {
-      MPI_Get_accumulate(nullptr, 0, MPI_FLOAT, buf.data(), count, MPI_FLOAT, 0, 0, count,
-                         MPI_FLOAT, MPI_NO_OP, raw);
-    }));
+    const double get = median_us(
+        repeats,
+        locked([&] { MPI_Get(buf.data(), count, MPI_FLOAT, 0, 0, count, MPI_FLOAT, raw); }));
+    const double get_acc =
+        median_us(repeats, locked([&] {
+                    MPI_Get_accumulate(nullptr, 0, MPI_FLOAT, buf.data(), count, MPI_FLOAT, 0, 0,
+                                       count, MPI_FLOAT, MPI_NO_OP, raw);
+                  }));
     const double acc = median_us(repeats, locked([&] {
-      MPI_Accumulate(update.data(), count, MPI_FLOAT, 0, 0, count, MPI_FLOAT, MPI_SUM, raw);
-    }));
+                                   MPI_Accumulate(update.data(), count, MPI_FLOAT, 0, 0, count,
+                                                  MPI_FLOAT, MPI_SUM, raw);
+                                 }));
     RmaStats st;
     std::vector<int64_t> versions(1);
     const double pull = median_us(repeats, [&] { shards.pull(buf, versions, st); });
@@ -81,8 +83,8 @@ void bench(const Comm& world, int64_t n, int repeats) {
           },
           versions, st);
     });
-    std::printf("%10lld %9.2f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %10.2fx\n",
-                (long long)n, n * 4 / 1048576.0, get, get_acc, acc, pull, push, rmw, pull + push,
+    std::printf("%10lld %9.2f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %10.2fx\n", (long long)n,
+                n * 4 / 1048576.0, get, get_acc, acc, pull, push, rmw, pull + push,
                 (pull + push) / (get_acc + acc));
     shards.add(0, ParamShards::kWorkersDone, 1);
   }
@@ -110,8 +112,7 @@ int main(int argc, char** argv) {
       std::printf("median of %d, microseconds; raw = lock(shared) + one operation + unlock\n",
                   repeats);
       std::printf("%10s %9s %8s %8s %8s %8s %8s %8s %8s %11s\n", "params", "MiB", "raw get",
-                  "raw gacc", "raw acc", "pull", "push", "push_rmw", "push+pull",
-                  "vs raw g+a");
+                  "raw gacc", "raw acc", "pull", "push", "push_rmw", "push+pull", "vs raw g+a");
     }
     for (int64_t n : sizes) bench(world, n, repeats);
   }

@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
 
   hpdl::TimeArgs time;
   CLI::App* time_cmd = app.add_subcommand(
-      "time", "Per-layer forward/backward times of a config's model (one process, like Caffe's time)");
+      "time",
+      "Per-layer forward/backward times of a config's model (one process, like Caffe's time)");
   time_cmd->add_option("config", time.config, "TOML config file")->required();
   time_cmd->add_option("--set", time.sets, "Override a config key (repeatable)")
       ->allow_extra_args(false);

@@ -28,7 +28,7 @@ inline std::string mpi_test_dir(const Comm& world) {
 // directory named after its process id (so concurrent jobs never share files); everyone
 // reads them. Returns the config path.
 inline std::string prepare(const Comm& world, const std::string& name, const std::string& config,
-                    const std::vector<hsize_t>& sample) {
+                           const std::vector<hsize_t>& sample) {
   const std::string dir = mpi_test_dir(world);
   const std::string data = dir + "/" + name + ".h5", cfg = dir + "/" + name + ".toml";
   static std::set<std::string> written;

@@ -27,7 +27,8 @@ using namespace hpdl;
 
 namespace {
 
-const std::string kConvConfig = std::string("[data]\ntrain_file = \"%DATA%\"\n") + kTinyConvModel + R"(
+const std::string kConvConfig =
+    std::string("[data]\ntrain_file = \"%DATA%\"\n") + kTinyConvModel + R"(
 [optimizer]
 name = "sgd"
 lr = 0.1

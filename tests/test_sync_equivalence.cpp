@@ -133,8 +133,9 @@ INSTANTIATE_TEST_SUITE_P(Batches, Equivalence,
 TEST(Profiling, SameParametersScheduledStepsAndTraceFiles) {
   Comm world(MPI_COMM_WORLD);
   const std::string path = prepare(world);
-  const Config cfg = load_config(path, {"train.batch=10", "profile.enabled=true", "profile.skip=1",
-                                        "profile.warmup=1", "profile.active=2", "profile.repeat=2"});
+  const Config cfg =
+      load_config(path, {"train.batch=10", "profile.enabled=true", "profile.skip=1",
+                         "profile.warmup=1", "profile.active=2", "profile.repeat=2"});
   const std::vector<float> plain = train(cfg, world);
   H5Split data(cfg.data.train_file, "/");
   const int64_t local = BatchPlan(data.size(), 10, world.rank(), world.size()).local_batch();

@@ -44,10 +44,11 @@ std::span<const int64_t> BatchPlan::local_rows(int64_t step) {
 ShardPlan::ShardPlan(int64_t rows, int64_t batch, int worker, int workers)
     : batch_(batch), perm_(rows), local_(batch) {
   block_range(rows, worker, workers, &begin_, &end_);
-  HPDL_REQUIRE(end_ - begin_ >= batch,
-               "worker " + std::to_string(worker) + " of " + std::to_string(workers) + " gets " +
-                   std::to_string(end_ - begin_) + " training samples, fewer than one batch (train.batch = " +
-                   std::to_string(batch) + ")");
+  HPDL_REQUIRE(
+      end_ - begin_ >= batch,
+      "worker " + std::to_string(worker) + " of " + std::to_string(workers) + " gets " +
+          std::to_string(end_ - begin_) +
+          " training samples, fewer than one batch (train.batch = " + std::to_string(batch) + ")");
 }
 
 void ShardPlan::begin_epoch(uint64_t seed, int64_t epoch) { epoch_permutation(seed, epoch, perm_); }

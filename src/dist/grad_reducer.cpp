@@ -47,8 +47,8 @@ void GradientReducer::set_profiler(Profiler* p) {
 
 void GradientReducer::start(size_t b) {
   HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, grads_.data() + buckets_[b].offset,
-                                static_cast<int>(buckets_[b].size), MPI_FLOAT, MPI_SUM,
-                                comm_.raw(), &requests_[b]));
+                                static_cast<int>(buckets_[b].size), MPI_FLOAT, MPI_SUM, comm_.raw(),
+                                &requests_[b]));
   ++started_;
   if (prof_ && prof_->on()) issued_ns_[b] = Profiler::now();
 }
@@ -67,8 +67,8 @@ void GradientReducer::layer_done(size_t layer) {
   if (b >= 0 && --buckets_[b].remaining == 0) start(b);
   if (prof_ && prof_->on()) {
     int count = 0;  // drives progress, and tells which buckets completed when
-    HPDL_CHECK_MPI(MPI_Testsome(started_, requests_.data(), &count, indices_.data(),
-                                MPI_STATUSES_IGNORE));
+    HPDL_CHECK_MPI(
+        MPI_Testsome(started_, requests_.data(), &count, indices_.data(), MPI_STATUSES_IGNORE));
     if (count != MPI_UNDEFINED) record_completions(count, indices_.data());
   } else if (started_ > 0) {
     int done = 0;  // drives progress of the buckets in flight
@@ -89,7 +89,8 @@ void GradientReducer::finish(int64_t step) {
   const int n = static_cast<int>(requests_.size());
   if (prof_ && prof_->on()) {
     for (int count = 0; count != MPI_UNDEFINED;) {
-      HPDL_CHECK_MPI(MPI_Waitsome(n, requests_.data(), &count, indices_.data(), MPI_STATUSES_IGNORE));
+      HPDL_CHECK_MPI(
+          MPI_Waitsome(n, requests_.data(), &count, indices_.data(), MPI_STATUSES_IGNORE));
       if (count != MPI_UNDEFINED) record_completions(count, indices_.data());
     }
   } else {

@@ -2,7 +2,6 @@
 // passive-target epoch: lock, issue, unlock; the unlock completes it at the target.
 #include "hpdl/dist/param_shards.hpp"
 
-
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -17,15 +16,36 @@ void RmaStats::record_staleness(int64_t tau) {
   ++staleness[tau];
 }
 
+StalenessSummary summarize_staleness(const std::vector<int64_t>& hist) {
+  StalenessSummary out;
+  int64_t sum = 0;
+  for (size_t t = 0; t < hist.size(); ++t) out.pushes += hist[t], sum += int64_t(t) * hist[t];
+  out.mean = out.pushes ? double(sum) / out.pushes : 0.0;
+  int64_t seen = 0;
+  for (size_t t = 0; t < hist.size(); ++t) {
+    seen += hist[t];
+    if (seen * 100 >= out.pushes * 95) {
+      out.p95 = int64_t(t);
+      break;
+    }
+  }
+  return out;
+}
+
 ParamShards::ParamShards(const Comm& comm, int servers, std::span<const float> initial)
     : comm_(comm), servers_(servers), begin_(servers + 1), wins_(servers, MPI_WIN_NULL) {
   const int64_t n = static_cast<int64_t>(initial.size());
   HPDL_REQUIRE(servers >= 1 && servers < comm.size(), "parameter server needs 1..ranks-1 servers");
   for (int s = 0; s <= servers; ++s) begin_[s] = n * s / servers;
+  // Every rank computes the same shards, so every rank fails alike, before any collective.
   for (int s = 0; s < servers; ++s) {
-    HPDL_REQUIRE(shard_size(s) > 0 && shard_size(s) < INT_MAX / 2,
-                 "parameter shard " + std::to_string(s) + " would hold " +
-                     std::to_string(shard_size(s)) + " values");
+    if (shard_size(s) <= 0 || shard_size(s) >= INT_MAX / 2)
+      throw AgreedError("distributed.servers = " + std::to_string(servers) +
+                        " would give parameter shard " + std::to_string(s) + " " +
+                        std::to_string(shard_size(s)) + " of the model's " + std::to_string(n) +
+                        " parameters (each shard needs 1 .. 2^30)");
+  }
+  for (int s = 0; s < servers; ++s) {
     const bool mine = comm.rank() == s;
     const MPI_Aint bytes = mine ? kHeader + shard_size(s) * MPI_Aint(sizeof(float)) : 0;
     char* base = nullptr;
@@ -89,8 +109,8 @@ void ParamShards::push_sum(std::span<const float> update, std::span<int64_t> pre
   for (int s = 0; s < servers_; ++s) {
     const int n = static_cast<int>(shard_size(s));
     lock(MPI_LOCK_SHARED, s, &st);
-    HPDL_CHECK_MPI(MPI_Accumulate(update.data() + begin_[s], n, MPI_FLOAT, s, kHeader, n,
-                                  MPI_FLOAT, MPI_SUM, wins_[s]));
+    HPDL_CHECK_MPI(MPI_Accumulate(update.data() + begin_[s], n, MPI_FLOAT, s, kHeader, n, MPI_FLOAT,
+                                  MPI_SUM, wins_[s]));
     HPDL_CHECK_MPI(MPI_Fetch_and_op(&one, &prev[s], MPI_INT64_T, s, kVersion * sizeof(int64_t),
                                     MPI_SUM, wins_[s]));
     HPDL_CHECK_MPI(MPI_Win_unlock(s, wins_[s]));
@@ -105,8 +125,7 @@ void ParamShards::push_rmw(const ShardUpdate& update, std::span<int64_t> prev, R
   for (int s = 0; s < servers_; ++s) {
     const int n = static_cast<int>(shard_size(s));
     lock(MPI_LOCK_EXCLUSIVE, s, &st);
-    HPDL_CHECK_MPI(
-        MPI_Get(scratch_.data(), n, MPI_FLOAT, s, kHeader, n, MPI_FLOAT, wins_[s]));
+    HPDL_CHECK_MPI(MPI_Get(scratch_.data(), n, MPI_FLOAT, s, kHeader, n, MPI_FLOAT, wins_[s]));
     HPDL_CHECK_MPI(MPI_Fetch_and_op(&one, &prev[s], MPI_INT64_T, s, kVersion * sizeof(int64_t),
                                     MPI_SUM, wins_[s]));
     {
@@ -124,16 +143,16 @@ void ParamShards::push_rmw(const ShardUpdate& update, std::span<int64_t> prev, R
 void ParamShards::add(int server, Counter c, int64_t v) {
   int64_t old = 0;
   lock(MPI_LOCK_SHARED, server, nullptr);
-  HPDL_CHECK_MPI(MPI_Fetch_and_op(&v, &old, MPI_INT64_T, server, c * sizeof(int64_t), MPI_SUM,
-                                  wins_[server]));
+  HPDL_CHECK_MPI(
+      MPI_Fetch_and_op(&v, &old, MPI_INT64_T, server, c * sizeof(int64_t), MPI_SUM, wins_[server]));
   HPDL_CHECK_MPI(MPI_Win_unlock(server, wins_[server]));
 }
 
 int64_t ParamShards::read(int server, Counter c) {
   int64_t v = 0;
   lock(MPI_LOCK_SHARED, server, nullptr);
-  HPDL_CHECK_MPI(MPI_Fetch_and_op(nullptr, &v, MPI_INT64_T, server, c * sizeof(int64_t),
-                                  MPI_NO_OP, wins_[server]));
+  HPDL_CHECK_MPI(MPI_Fetch_and_op(nullptr, &v, MPI_INT64_T, server, c * sizeof(int64_t), MPI_NO_OP,
+                                  wins_[server]));
   HPDL_CHECK_MPI(MPI_Win_unlock(server, wins_[server]));
   return v;
 }

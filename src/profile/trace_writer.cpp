@@ -87,11 +87,14 @@ void append_events(std::string& out, const RankTrace& t, int rank, int64_t origi
     if (!first) out += ",\n";
     first = false;
   };
-  std::snprintf(buf, sizeof buf,
-                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}},\n"
-                "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"compute\"}},\n"
-                "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":1,\"args\":{\"name\":\"communication\"}}",
-                rank, rank, rank, rank);
+  std::snprintf(
+      buf, sizeof buf,
+      "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}},\n"
+      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"compute\"}}"
+      ",\n"
+      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":1,\"args\":{\"name\":"
+      "\"communication\"}}",
+      rank, rank, rank, rank);
   sep();
   out += buf;
   std::vector<std::string> quoted;  // JSON-escaped display names, once per id
@@ -110,7 +113,8 @@ void append_events(std::string& out, const RankTrace& t, int rank, int64_t origi
   }
 }
 
-int64_t write_json(const std::string& path, const std::string& events, const nlohmann::json& manifest) {
+int64_t write_json(const std::string& path, const std::string& events,
+                   const nlohmann::json& manifest) {
   const std::string text = "{\"displayTimeUnit\":\"ms\",\"otherData\":" + manifest.dump() +
                            ",\n\"traceEvents\":[\n" + events + "\n]}\n";
   write_file_atomically(path, text);
@@ -252,8 +256,8 @@ TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::stri
             "backward_mean_us,backward_p50_us,backward_p95_us,backward_std_us,samples\n";
   for (const auto& name : layer_order) {
     const Stats f = stats_of(fwd[name]), b = stats_of(bwd[name]);
-    layers << name << "," << f.mean << "," << f.p50 << "," << f.p95 << "," << f.std << ","
-           << b.mean << "," << b.p50 << "," << b.p95 << "," << b.std << "," << f.n << "\n";
+    layers << name << "," << f.mean << "," << f.p50 << "," << f.p95 << "," << f.std << "," << b.mean
+           << "," << b.p50 << "," << b.p95 << "," << b.std << "," << f.n << "\n";
   }
   write_file_atomically(dir + "/layers.csv", layers.str());
   write_file_atomically(dir + "/steps.csv", steps.str());

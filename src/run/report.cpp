@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "hpdl/data/h5_util.hpp"
+#include "hpdl/dist/param_shards.hpp"
 #include "hpdl/run/manifest.hpp"
 #include "hpdl/version.hpp"
 
@@ -60,10 +61,10 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
            " from " + train.where() +
            (test ? " | test: " + std::to_string(test->size()) + " from " + test->where() : ""));
   const auto& d = cfg.distributed;
-  const std::string batch =
-      d.async() ? " per worker | " + d.mode + ": " + std::to_string(d.servers) + " server(s), " +
-                      std::to_string(ranks - d.servers) + " workers"
-                : " (" + std::to_string(local_batch) + " on rank 0)";
+  const std::string batch = d.async() ? " per worker | " + d.mode + ": " +
+                                            std::to_string(d.servers) + " server(s), " +
+                                            std::to_string(ranks - d.servers) + " workers"
+                                      : " (" + std::to_string(local_batch) + " on rank 0)";
   dir_.log("batch " + std::to_string(cfg.train.batch) + batch + " | optimizer " +
            cfg.optimizer.name + " lr " + fmt("%g", cfg.optimizer.lr) + " | " +
            std::to_string(cfg.train.epochs) + " epochs");
@@ -88,32 +89,25 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::
   csv << "rank,steps,pulls,pushes,pull_s,push_s,lock_wait_s,work_s,rma_fraction,"
          "pull_ms,push_ms,staleness_mean,staleness_p95\n";
   hist << "rank,staleness,pushes\n";
-  int64_t pushes = 0, stale_sum = 0;
   std::vector<int64_t> all;  // the histogram over all workers
   for (const auto& w : workers) {
     const double pulls = std::max<double>(w["pulls"].get<double>(), 1);
     const double n_push = std::max<double>(w["pushes"].get<double>(), 1);
     csv << w["rank"] << "," << w["steps"] << "," << w["pulls"] << "," << w["pushes"] << ","
-        << w["pull_s"] << "," << w["push_s"] << "," << w["lock_wait_s"] << "," << w["work_s"]
-        << "," << w["rma_fraction"] << "," << 1e3 * w["pull_s"].get<double>() / pulls << ","
+        << w["pull_s"] << "," << w["push_s"] << "," << w["lock_wait_s"] << "," << w["work_s"] << ","
+        << w["rma_fraction"] << "," << 1e3 * w["pull_s"].get<double>() / pulls << ","
         << 1e3 * w["push_s"].get<double>() / n_push << "," << w["staleness_mean"] << ","
         << w["staleness_p95"] << "\n";
     const auto h = w["staleness_histogram"].get<std::vector<int64_t>>();
     if (all.size() < h.size()) all.resize(h.size(), 0);
     for (size_t t = 0; t < h.size(); ++t) {
       if (h[t]) hist << w["rank"] << "," << t << "," << h[t] << "\n";
-      all[t] += h[t], pushes += h[t], stale_sum += int64_t(t) * h[t];
+      all[t] += h[t];
     }
   }
-  int64_t p95 = 0, seen = 0;
-  for (size_t t = 0; t < all.size(); ++t) {
-    seen += all[t];
-    if (seen * 100 >= pushes * 95) {
-      p95 = int64_t(t);
-      break;
-    }
-  }
-  const double mean = pushes ? double(stale_sum) / pushes : 0;
+  const StalenessSummary stale = summarize_staleness(all);
+  const double mean = stale.mean;
+  const int64_t p95 = stale.p95;
   double rma = 0;
   for (const auto& w : workers) rma += w["rma_fraction"].get<double>();
   rma /= std::max<size_t>(workers.size(), 1);
@@ -125,11 +119,10 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::
            ", n_push " + std::to_string(d.n_push) + " | staleness mean " + fmt("%.2f", mean) +
            ", p95 " + std::to_string(p95) + " | push+pull " + fmt("%.1f", 100 * rma) +
            "% of worker time (ps_workers.csv, staleness.csv)");
-  manifest_["parameter_server"] = {{"mode", d.mode},         {"servers", d.servers},
-                                   {"workers", workers.size()}, {"n_fetch", d.n_fetch},
-                                   {"n_push", d.n_push},     {"staleness_mean", mean},
-                                   {"staleness_p95", p95},   {"rma_fraction_mean", rma},
-                                   {"per_worker", workers}};
+  manifest_["parameter_server"] = {
+      {"mode", d.mode},       {"servers", d.servers},     {"workers", workers.size()},
+      {"n_fetch", d.n_fetch}, {"n_push", d.n_push},       {"staleness_mean", mean},
+      {"staleness_p95", p95}, {"rma_fraction_mean", rma}, {"per_worker", workers}};
 }
 
 void RunReport::profile(const ProfileConfig& cfg, const TraceSummary& t) {
@@ -143,11 +136,16 @@ void RunReport::profile(const ProfileConfig& cfg, const TraceSummary& t) {
     dir_.log("profile overhead: median step " + fmt("%.1f", t.recorded_step_us) +
              " us recorded vs " + fmt("%.1f", t.unrecorded_step_us) + " us unrecorded (" +
              fmt("%+.2f", 100 * t.overhead) + "%)");
-  manifest_["profile"] = {{"skip", cfg.skip},       {"warmup", cfg.warmup},
-                          {"active", cfg.active},   {"repeat", cfg.repeat},
-                          {"rank_steps", t.steps},  {"events", t.events},
-                          {"dropped", t.dropped},   {"bytes", t.bytes},
-                          {"write_s", t.write_s},   {"attributed_mean", t.attributed_mean},
+  manifest_["profile"] = {{"skip", cfg.skip},
+                          {"warmup", cfg.warmup},
+                          {"active", cfg.active},
+                          {"repeat", cfg.repeat},
+                          {"rank_steps", t.steps},
+                          {"events", t.events},
+                          {"dropped", t.dropped},
+                          {"bytes", t.bytes},
+                          {"write_s", t.write_s},
+                          {"attributed_mean", t.attributed_mean},
                           {"attributed_min", t.attributed_min},
                           {"recorded_step_us", t.recorded_step_us},
                           {"unrecorded_step_us", t.unrecorded_step_us},
@@ -161,8 +159,7 @@ void RunReport::finish(Model& model, const ConfusionMatrix& confusion, int64_t s
   if (test) {
     const auto names = test->class_names();
     dir_.write_atomically("confusion.csv", confusion.csv(names));
-    dir_.log("confusion matrix on " + test->where() + ":\n" +
-             confusion.table(names));
+    dir_.log("confusion matrix on " + test->where() + ":\n" + confusion.table(names));
   }
   std::string rss = "peak RSS per rank (MiB):";
   for (double m : peak_rss_mib) rss += " " + fmt("%.0f", m);
@@ -173,15 +170,17 @@ void RunReport::finish(Model& model, const ConfusionMatrix& confusion, int64_t s
                                         ", weighted F1 " + fmt("%.4f", last.test_f1)
                                   : "train loss " + fmt("%.4f", last.train_loss) + " (no test set)";
   dir_.log("final: " + result + " after " + std::to_string(last.epoch) + " epochs (" +
-           std::to_string(steps) + " steps) in " + fmt("%.1f", last.elapsed_s) +
-           " s");
+           std::to_string(steps) + " steps) in " + fmt("%.1f", last.elapsed_s) + " s");
   dir_.log("outputs: " + dir_.path() + "/ (config.toml manifest.json metrics.csv log.txt model.h5" +
            (test ? " confusion.csv)" : ")"));
 
   manifest_["peak_rss_mib"] = peak_rss_mib;
-  manifest_["final"] = {{"test_accuracy", last.test_accuracy}, {"test_f1", last.test_f1},
-                        {"train_loss", last.train_loss},       {"epochs", last.epoch},
-                        {"steps", steps},      {"elapsed_s", last.elapsed_s}};
+  manifest_["final"] = {{"test_accuracy", last.test_accuracy},
+                        {"test_f1", last.test_f1},
+                        {"train_loss", last.train_loss},
+                        {"epochs", last.epoch},
+                        {"steps", steps},
+                        {"elapsed_s", last.elapsed_s}};
   manifest_["finished"] = utc_now();
   manifest_["status"] = "complete";  // the last write: only now is the run complete
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");

@@ -70,14 +70,8 @@ int cmd_time(const TimeArgs& args) {
     for (int64_t s = 0; s < total; ++s) {
       prof.begin_step(s);
       const Pass pass{true, cfg.train.seed, s, rows.data()};
-      model->forward(pass);
-      {
-        ProfileScope timed(&prof, names.loss);
-        loss.forward(model->output(), labels.data(), model->batch());
-        model->zero_grads();
-        loss.backward(labels.data(), 1.0f / float(model->batch()), model->output_grad());
-      }
-      model->backward(pass);
+      forward_backward(*model, loss, labels.data(), pass, 1.0f / float(model->batch()), {}, &prof,
+                       &names);
       {
         ProfileScope timed(&prof, names.update);
         optimizer->update(model->params(), model->grads());
@@ -100,19 +94,23 @@ int cmd_time(const TimeArgs& args) {
       for (const auto& [step, ms] : per_name[id]) v.push_back(ms);
       return stats_of(v);
     };
-    std::printf("hpdl time: %s | batch %lld | backend %s | %lld warm-up + %lld timed iterations%s\n",
-                args.config.c_str(), (long long)cfg.train.batch, model->kernels_name().c_str(),
-                (long long)args.warmup, (long long)args.iterations,
-                args.synthetic ? " | synthetic data" : "");
+    std::printf(
+        "hpdl time: %s | batch %lld | backend %s | %lld warm-up + %lld timed iterations%s\n",
+        args.config.c_str(), (long long)cfg.train.batch, model->kernels_name().c_str(),
+        (long long)args.warmup, (long long)args.iterations,
+        args.synthetic ? " | synthetic data" : "");
     std::printf("%-16s %-10s %12s %10s %12s %10s %9s\n", "layer", "kind", "forward ms", "p95",
                 "backward ms", "p95", "bwd/fwd");
     double fwd_total = 0, bwd_total = 0;
     const auto& n = prof.names();
     const auto& c = prof.categories();
+    std::map<std::string, int32_t> backward_id;
+    for (size_t id = 0; id < n.size(); ++id)
+      if (c[id] == "backward") backward_id[n[id]] = int32_t(id);
     size_t layer = 0;
     for (size_t id = 0; id < n.size(); ++id) {
       if (c[id] != "forward") continue;
-      const Stats f = stats(int32_t(id)), b = stats(int32_t(id + 1));  // backward follows
+      const Stats f = stats(int32_t(id)), b = stats(backward_id.at(n[id]));
       fwd_total += f.mean, bwd_total += b.mean;
       std::printf("%-16s %-10s %12.3f %10.3f %12.3f %10.3f %9.2f\n", n[id].c_str(),
                   model->layer(layer++).kind().c_str(), f.mean, f.p95, b.mean, b.p95,
@@ -120,19 +118,21 @@ int cmd_time(const TimeArgs& args) {
     }
     const Stats w = stats_of(wall), l = stats(names.loss), u = stats(names.update);
     std::printf("%-27s %12.3f %10s %12.3f\n", "sum of layers", fwd_total, "", bwd_total);
-    std::printf("loss %.3f ms, update %.3f ms; iteration %.3f ms (p50 %.3f, p95 %.3f); "
-                "layers + loss + update = %.2f%% of the iteration\n",
-                l.mean, u.mean, w.mean, w.p50, w.p95,
-                w.mean > 0 ? 100 * (fwd_total + bwd_total + l.mean + u.mean) / w.mean : 0.0);
+    std::printf(
+        "loss %.3f ms, update %.3f ms; iteration %.3f ms (p50 %.3f, p95 %.3f); "
+        "layers + loss + update = %.2f%% of the iteration\n",
+        l.mean, u.mean, w.mean, w.p50, w.p95,
+        w.mean > 0 ? 100 * (fwd_total + bwd_total + l.mean + u.mean) / w.mean : 0.0);
     if (args.overhead) {
       std::vector<double> on, off;
       const auto& walls = prof.step_walls();
       for (size_t k = static_cast<size_t>(args.warmup); k < walls.size(); ++k)
         (walls[k] >= 0 ? on : off).push_back(std::abs(walls[k]) / 1e6);
       const double a = stats_of(on).p50, b = stats_of(off).p50;
-      std::printf("overhead: median iteration %.3f ms recorded vs %.3f ms unrecorded (%+.2f%%), "
-                  "%zu + %zu alternating iterations\n",
-                  a, b, b > 0 ? 100 * (a / b - 1) : 0.0, on.size(), off.size());
+      std::printf(
+          "overhead: median iteration %.3f ms recorded vs %.3f ms unrecorded (%+.2f%%), "
+          "%zu + %zu alternating iterations\n",
+          a, b, b > 0 ? 100 * (a / b - 1) : 0.0, on.size(), off.size());
     }
     return 0;
   } catch (const std::exception& e) {

@@ -37,7 +37,8 @@ int cmd_trace_summary(const std::string& dir) {
                 "backward us", "p50", "p95", "bwd/fwd");
     double f_sum = 0, b_sum = 0;
     for (const auto& r : layers) {
-      if (r.size() < 10) throw Error(dir + "/layers.csv: a row has " + std::to_string(r.size()) + " cells, not 10");
+      if (r.size() < 10)
+        throw Error(dir + "/layers.csv: a row has " + std::to_string(r.size()) + " cells, not 10");
       const double f = std::stod(r[1]), b = std::stod(r[5]);
       f_sum += f, b_sum += b;
       std::printf("%-16s %11.1f %9.1f %9.1f %12.1f %9.1f %9.1f %8.2f\n", r[0].c_str(), f,
@@ -48,7 +49,8 @@ int cmd_trace_summary(const std::string& dir) {
     double wall = 0, attributed = 0, worst = 1;
     std::vector<double> parts(6, 0.0);
     for (const auto& r : steps) {
-      if (r.size() < 11) throw Error(dir + "/steps.csv: a row has " + std::to_string(r.size()) + " cells, not 11");
+      if (r.size() < 11)
+        throw Error(dir + "/steps.csv: a row has " + std::to_string(r.size()) + " cells, not 11");
       const double w = std::stod(r[2]), a = std::stod(r[3]);
       wall += w, attributed += a;
       worst = std::min(worst, w > 0 ? a / w : 0.0);

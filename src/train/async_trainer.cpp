@@ -128,8 +128,8 @@ void AsyncTrainer::work() {
       if (step_ % dist_.n_fetch == 0) pull();
       const auto rows = plan.rows(s);
       const Pass pass{true, cfg_.train.seed, step_, rows.data()};
-      epoch_loss_[epoch - 1] += compute_gradients(model_, loss_, train_, rows, labels_.data(),
-                                                  pass, scale, {}, prof_, &names_);
+      epoch_loss_[epoch - 1] += compute_gradients(model_, loss_, train_, rows, labels_.data(), pass,
+                                                  scale, {}, prof_, &names_);
       {
         ProfileScope timed(prof_, names_.update);
         add_l2(model_.segments(), model_.params(), model_.grads(),
@@ -149,8 +149,10 @@ void AsyncTrainer::work() {
       ++step_;
     }
     if (pending_steps_ > 0) push();  // an epoch ends with everything pushed
+    WatchdogScope guard(watchdog_, "worker-epoch count", step_);
     if (!stopped) shards_.add(0, ParamShards::kWorkerEpochs, 1);
   }
+  WatchdogScope guard(watchdog_, "worker done count", step_);
   for (int s = 0; s < shards_.servers(); ++s) shards_.add(s, ParamShards::kWorkersDone, 1);
   work_s_ = MPI_Wtime() - t0_;
 }
@@ -265,16 +267,7 @@ std::vector<EpochStats> AsyncTrainer::evaluate_snapshots(const TrainHooks& hooks
 
 nlohmann::json AsyncTrainer::worker_report() const {
   if (shards_.is_server()) return nullptr;
-  int64_t pushes = 0, sum = 0;
-  for (size_t t = 0; t < rma_.staleness.size(); ++t) pushes += rma_.staleness[t], sum += t * rma_.staleness[t];
-  int64_t p95 = 0, seen = 0;
-  for (size_t t = 0; t < rma_.staleness.size(); ++t) {
-    seen += rma_.staleness[t];
-    if (seen * 100 >= pushes * 95) {
-      p95 = static_cast<int64_t>(t);
-      break;
-    }
-  }
+  const StalenessSummary stale = summarize_staleness(rma_.staleness);
   return {{"rank", comm_.rank()},
           {"steps", step_},
           {"pulls", rma_.pulls},
@@ -284,8 +277,8 @@ nlohmann::json AsyncTrainer::worker_report() const {
           {"lock_wait_s", rma_.lock_wait_s},
           {"work_s", work_s_},
           {"rma_fraction", work_s_ > 0 ? (rma_.pull_s + rma_.push_s) / work_s_ : 0.0},
-          {"staleness_mean", pushes ? double(sum) / pushes : 0.0},
-          {"staleness_p95", p95},
+          {"staleness_mean", stale.mean},
+          {"staleness_p95", stale.p95},
           {"staleness_histogram", rma_.staleness}};
 }
 

@@ -17,14 +17,10 @@ StepNames::StepNames(Profiler* p) {
   push = p->name("push", "comm");
 }
 
-double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split,
-                         std::span<const int64_t> rows, int32_t* labels, const Pass& pass,
-                         float loss_scale, const std::function<void(size_t)>& on_layer_done,
-                         Profiler* prof, const StepNames* names) {
-  {
-    ProfileScope timed(prof, names ? names->data : 0);
-    split.read_rows(rows, model.input(), labels);
-  }
+double forward_backward(Model& model, SoftmaxCrossEntropy& loss, const int32_t* labels,
+                        const Pass& pass, float loss_scale,
+                        const std::function<void(size_t)>& on_layer_done, Profiler* prof,
+                        const StepNames* names) {
   model.forward(pass);
   double sum = 0;
   {
@@ -35,6 +31,17 @@ double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split
   }
   model.backward(pass, on_layer_done);
   return sum;
+}
+
+double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split,
+                         std::span<const int64_t> rows, int32_t* labels, const Pass& pass,
+                         float loss_scale, const std::function<void(size_t)>& on_layer_done,
+                         Profiler* prof, const StepNames* names) {
+  {
+    ProfileScope timed(prof, names ? names->data : 0);
+    split.read_rows(rows, model.input(), labels);
+  }
+  return forward_backward(model, loss, labels, pass, loss_scale, on_layer_done, prof, names);
 }
 
 Evaluator::Evaluator(const Comm& comm, Model& model, int64_t classes, Watchdog& watchdog)

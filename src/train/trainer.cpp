@@ -40,7 +40,8 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Sp
 double SyncTrainer::step(std::span<const int64_t> rows, int64_t global_step) {
   const Pass pass{true, cfg_.train.seed, global_step, rows.data()};
   const double loss = compute_gradients(
-      model_, loss_, train_, rows, labels_.data(), pass, 1.0f / static_cast<float>(cfg_.train.batch),
+      model_, loss_, train_, rows, labels_.data(), pass,
+      1.0f / static_cast<float>(cfg_.train.batch),
       [this](size_t layer) { reducer_.layer_done(layer); }, prof_, &names_);
   {
     ProfileScope timed(prof_, names_.comm_wait);

@@ -55,17 +55,17 @@ struct TrainConfig {
 
 struct DistributedConfig {
   std::string mode = "sync";  // "sync" | "downpour" | "dcasgd"
-  double bucket_mb = 0.25;    // sync: gradient allreduce bucket size (MiB); buckets overlap backward
+  double bucket_mb = 0.25;  // sync: gradient allreduce bucket size (MiB); buckets overlap backward
   // Parameter-server modes: ranks 0..servers-1 hold the shards, the others are workers.
   int64_t servers = 1;
-  int64_t n_fetch = 1;        // a worker pulls the parameters every n_fetch steps
-  int64_t n_push = 1;         // and pushes its accumulated gradient every n_push steps
-  double dc_lambda = 0.04;    // DC-ASGD: constant lambda
-  bool dc_adaptive = false;   // DC-ASGD: lambda_t = dc_lambda0 / sqrt(MS_t + eps) per element
+  int64_t n_fetch = 1;       // a worker pulls the parameters every n_fetch steps
+  int64_t n_push = 1;        // and pushes its accumulated gradient every n_push steps
+  double dc_lambda = 0.04;   // DC-ASGD: constant lambda
+  bool dc_adaptive = false;  // DC-ASGD: lambda_t = dc_lambda0 / sqrt(MS_t + eps) per element
   double dc_lambda0 = 2.0;
   double dc_ms_decay = 0.95;  // m in MS_t = m * MS_{t-1} + (1 - m) * g^2
   double dc_eps = 1e-7;
-  double poll_us = 50;        // servers: pause between progress polls
+  double poll_us = 50;  // servers: pause between progress polls
   bool async() const { return mode != "sync"; }
 };
 

@@ -27,11 +27,18 @@ namespace hpdl {
 // Where a worker's time in the parameter server went, and how stale its pushes were.
 struct RmaStats {
   int64_t pulls = 0, pushes = 0;
-  double pull_s = 0, push_s = 0;  // whole operations, lock waits included
-  double lock_wait_s = 0;         // inside MPI_Win_lock
+  double pull_s = 0, push_s = 0;   // whole operations, lock waits included
+  double lock_wait_s = 0;          // inside MPI_Win_lock
   std::vector<int64_t> staleness;  // staleness[tau] = pushes with that staleness
   void record_staleness(int64_t tau);
 };
+
+// Mean and 95th percentile of a staleness histogram (hist[tau] = pushes).
+struct StalenessSummary {
+  int64_t pushes = 0, p95 = 0;
+  double mean = 0;
+};
+StalenessSummary summarize_staleness(const std::vector<int64_t>& hist);
 
 class ParamShards {
  public:

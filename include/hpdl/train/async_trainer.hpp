@@ -73,9 +73,9 @@ class AsyncTrainer {
 
   // worker state
   int64_t step_ = 0, pending_steps_ = 0, pushes_since_pull_ = 0;
-  Buffer pending_;  // gradient sum since the last push
-  Buffer update_;   // Downpour: -lr * pending
-  Buffer w_bak_;    // DC-ASGD: the parameters of the last pull
+  Buffer pending_;      // gradient sum since the last push
+  Buffer update_;       // Downpour: -lr * pending
+  Buffer w_bak_;        // DC-ASGD: the parameters of the last pull
   Buffer mean_square_;  // DC-ASGD adaptive: MS_t per element
   std::vector<int64_t> pulled_versions_, prev_versions_;
   RmaStats rma_;

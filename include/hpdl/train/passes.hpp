@@ -22,9 +22,16 @@ struct StepNames {
   explicit StepNames(Profiler* p);
 };
 
-// Reads rows, runs forward and the loss, zeroes the gradients and backpropagates the loss
-// scaled by loss_scale (on_layer_done as in Model::backward). Returns the loss sum.
-// With a profiler, the read and the loss are timed as names.data / names.loss.
+// Forward and the loss on the batch already in model.input() / labels, then zeroes the
+// gradients and backpropagates the loss scaled by loss_scale (on_layer_done as in
+// Model::backward). Returns the loss sum. With a profiler the loss is timed as names.loss.
+double forward_backward(Model& model, SoftmaxCrossEntropy& loss, const int32_t* labels,
+                        const Pass& pass, float loss_scale,
+                        const std::function<void(size_t)>& on_layer_done = {},
+                        Profiler* prof = nullptr, const StepNames* names = nullptr);
+
+// Reads rows of split into model.input() / labels (timed as names.data), then
+// forward_backward.
 double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split,
                          std::span<const int64_t> rows, int32_t* labels, const Pass& pass,
                          float loss_scale, const std::function<void(size_t)>& on_layer_done = {},
