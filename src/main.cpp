@@ -21,6 +21,11 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);  // one key=value per --set, so the config path is never eaten
   train_cmd->add_flag("--overwrite", train.overwrite,
                       "Replace a completed run in the same output directory");
+  train_cmd->add_flag("--resume", train.resume,
+                      "Continue from the run directory's checkpoint.h5 if it has one "
+                      "(else start afresh)");
+  train_cmd->add_option("--resume-from", train.resume_from,
+                        "Continue from this checkpoint file (e.g. a checkpoint.prev.h5)");
 
   CLI::App* convert = app.add_subcommand("convert", "Convert a dataset to hpdl's HDF5 schema");
   convert->require_subcommand(1);

@@ -166,6 +166,14 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     p.repeat = r.get_int("repeat", 1, 0, kMaxInt);
     r.finish();
   }
+  {
+    TableReader r(root.get_table("checkpoint"), where + ": checkpoint");
+    auto& k = c.checkpoint;
+    k.every_steps = r.get_int("every_steps", 0, 0, kMaxInt);
+    k.every_s = r.get_double("every_s", 0.0, 0.0, kInf);
+    k.on_signal = r.get_bool("on_signal", true);
+    r.finish();
+  }
   root.finish();
   if (c.distributed.async() && (c.optimizer.name != "sgd" || c.optimizer.momentum != 0)) {
     throw Error(where + ": distributed.mode = \"" + c.distributed.mode +

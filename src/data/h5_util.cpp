@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "hpdl/core/error.hpp"
@@ -91,6 +92,45 @@ void h5_write(hid_t loc, const std::string& name, const int32_t* data,
   write_dataset(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, data, dims);
 }
 
+void h5_write(hid_t loc, const std::string& name, const double* data,
+              const std::vector<hsize_t>& dims) {
+  write_dataset(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, data, dims);
+}
+
+void h5_write(hid_t loc, const std::string& name, const int64_t* data,
+              const std::vector<hsize_t>& dims) {
+  write_dataset(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, data, dims);
+}
+
+bool h5_exists(hid_t loc, const std::string& name) {
+  return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0;
+}
+
+namespace {
+template <typename T>
+std::vector<T> read_dataset(hid_t loc, const std::string& name, hid_t mem_type) {
+  if (!h5_exists(loc, name)) throw Error("has no dataset " + name);
+  H5Id ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw Error("cannot open dataset " + name + ": " + h5_error_text());
+  H5Id space(H5Dget_space(ds.get()), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::vector<T> out(n > 0 ? static_cast<size_t>(n) : 0);
+  if (n > 0 && H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    throw Error("cannot read dataset " + name + ": " + h5_error_text());
+  return out;
+}
+}  // namespace
+
+std::vector<float> h5_read_floats(hid_t loc, const std::string& name) {
+  return read_dataset<float>(loc, name, H5T_NATIVE_FLOAT);
+}
+std::vector<double> h5_read_doubles(hid_t loc, const std::string& name) {
+  return read_dataset<double>(loc, name, H5T_NATIVE_DOUBLE);
+}
+std::vector<int64_t> h5_read_int64s(hid_t loc, const std::string& name) {
+  return read_dataset<int64_t>(loc, name, H5T_NATIVE_INT64);
+}
+
 void h5_write_attr(hid_t obj, const std::string& name, const std::vector<float>& values) {
   const hsize_t n = values.size();
   H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
@@ -132,6 +172,17 @@ std::vector<std::string> h5_read_string_list_attr(hid_t obj, const std::string& 
   return out;
 }
 
+std::string h5_read_string_attr(hid_t obj, const std::string& name) {
+  if (H5Aexists(obj, name.c_str()) <= 0) return "";
+  H5Id a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  H5Id type(H5Aget_type(a.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0) return "";
+  std::string out(H5Tget_size(type.get()), '\0');
+  if (H5Aread(a.get(), type.get(), out.data()) < 0) return "";
+  out.resize(std::strlen(out.c_str()));
+  return out;
+}
+
 std::vector<float> h5_read_float_attr(hid_t obj, const std::string& name) {
   std::vector<float> out;
   if (H5Aexists(obj, name.c_str()) <= 0) return out;
@@ -155,6 +206,13 @@ void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& 
   ::close(fd);
   if (std::rename(tmp_path.c_str(), path.c_str()) != 0) {
     throw Error("cannot rename " + tmp_path + " to " + path);
+  }
+  // The rename itself is durable only once the directory is synced.
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
   }
 }
 

@@ -58,6 +58,12 @@ void Sgd::update(std::span<float> params, std::span<const float> grads) {
   }
 }
 
+OptimizerState Sgd::state() {
+  OptimizerState s;
+  if (velocity_.size()) s.buffers.push_back({"velocity", velocity_.span()});
+  return s;
+}
+
 Adam::Adam(int64_t n, float lr, float beta1, float beta2, float eps)
     : lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps), m_(n), v_(n) {}
 
@@ -78,6 +84,10 @@ void Adam::update(std::span<float> params, std::span<const float> grads) {
     v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
     w[i] -= step * m[i] / (std::sqrt(v[i]) * inv_sqrt_c2 + eps);
   }
+}
+
+OptimizerState Adam::state() {
+  return {{{"m", m_.span()}, {"v", v_.span()}}, &t_};
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg, int64_t num_params) {

@@ -12,6 +12,7 @@
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/dist/param_shards.hpp"
 #include "hpdl/run/manifest.hpp"
+#include "hpdl/core/stop_signal.hpp"
 #include "hpdl/version.hpp"
 
 namespace hpdl {
@@ -77,11 +78,50 @@ void RunReport::epoch(const EpochStats& st) {
                 (long long)st.epoch, st.train_loss, st.test_loss, st.test_accuracy, st.test_f1,
                 st.samples_per_s, st.epoch_s, st.elapsed_s);
   dir_.log(line);
+  metrics_row(st);
+}
+
+void RunReport::metrics_row(const EpochStats& st) {
   std::ostringstream row;
   row << st.epoch << "," << st.steps << "," << st.train_loss << "," << st.test_loss << ","
       << st.test_accuracy << "," << st.test_f1 << "," << st.samples_per_s << "," << st.epoch_s
       << "," << st.train_s << "," << st.elapsed_s;
   dir_.metrics_row(kMetricsHeader, row.str());
+}
+
+void RunReport::resumed(const Checkpoint& from, const std::string& path) {
+  dir_.log("resumed from " + path + ": epoch " + std::to_string(from.epoch) + ", " +
+           std::to_string(from.epoch_step) + " of its steps done, global step " +
+           std::to_string(from.global_step) + ", " + fmt("%.1f", from.elapsed_s) +
+           " s trained before");
+  for (const EpochStats& st : from.history) metrics_row(st);
+  manifest_["resumed_from"] = {{"file", path},
+                               {"epoch", from.epoch},
+                               {"global_step", from.global_step}};
+  dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
+}
+
+void RunReport::checkpoint(int64_t global_step, double write_s, uint64_t bytes) {
+  dir_.log("checkpoint: step " + std::to_string(global_step) + ", " +
+           fmt("%.2f", bytes / 1048576.0) + " MiB written in " + fmt("%.3f", write_s) + " s");
+}
+
+void RunReport::checkpoints(const Checkpointer& ckpt) {
+  manifest_["checkpoint"] = {{"file", ckpt.path()},
+                             {"written", ckpt.written()},
+                             {"last_write_s", ckpt.last_write_s()},
+                             {"last_bytes", ckpt.last_bytes()}};
+}
+
+void RunReport::stopped(int signal, int64_t global_step, const Checkpointer& ckpt) {
+  checkpoints(ckpt);
+  const std::string by = signal_name(signal);
+  dir_.log("stopped by " + by + " after step " + std::to_string(global_step) + ": checkpoint " +
+           ckpt.path() + " written; continue with the same command and --resume");
+  manifest_["status"] = "interrupted";
+  manifest_["stopped_by"] = signal_name(signal);
+  manifest_["stopped_at_step"] = global_step;
+  dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
 }
 
 void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers) {
@@ -162,7 +202,7 @@ void RunReport::finish(Model& model, const ConfusionMatrix& confusion, int64_t s
     dir_.log("confusion matrix on " + test->where() + ":\n" + confusion.table(names));
   }
   std::string rss = "peak RSS per rank (MiB):";
-  for (double m : peak_rss_mib) rss += " " + fmt("%.0f", m);
+  for (double m : peak_rss_mib) rss.append(" ").append(fmt("%.0f", m));
   dir_.log(rss);
 
   const EpochStats& last = history.back();

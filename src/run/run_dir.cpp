@@ -38,20 +38,20 @@ static bool holds_completed_run(const fs::path& dir) {
   }
 }
 
-RunDir::RunDir(const std::string& dir, bool overwrite) : dir_(dir) {
+RunDir::RunDir(const std::string& dir, bool overwrite, bool resume) : dir_(dir) {
   std::error_code ec;
   if (fs::exists(dir_) && holds_completed_run(dir_)) {
     if (!overwrite) {
-      throw Error("output directory " + dir_ +
-                  " already holds a completed run (use --overwrite or --set run.overwrite=true, "
-                  "or choose another run.name)");
+      throw Error("output directory " + dir_ + " already holds a completed run" +
+                  (resume ? ", nothing to resume" : "") +
+                  " (use --overwrite or --set run.overwrite=true, or choose another run.name)");
     }
     fs::remove_all(dir_, ec);
     if (ec) throw Error("cannot remove old run " + dir_ + ": " + ec.message());
   }
   fs::create_directories(dir_, ec);
   if (ec) throw Error("cannot create output directory " + dir_ + ": " + ec.message());
-  log_ = std::fopen(file("log.txt").c_str(), "w");
+  log_ = std::fopen(file("log.txt").c_str(), resume ? "a" : "w");
   metrics_ = std::fopen(file("metrics.csv").c_str(), "w");
   if (!log_ || !metrics_) throw Error("cannot write into output directory " + dir_);
 }

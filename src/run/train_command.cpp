@@ -3,9 +3,11 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/stop_signal.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/data/sampler.hpp"
@@ -20,6 +22,8 @@
 #include "hpdl/run/report.hpp"
 #include "hpdl/run/run_dir.hpp"
 #include "hpdl/train/async_trainer.hpp"
+#include "hpdl/train/checkpoint.hpp"
+#include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/trainer.hpp"
 
 namespace hpdl {
@@ -60,7 +64,32 @@ struct TrainSetup {
   std::unique_ptr<H5Split> train, test;
   int64_t local_batch = 0;
   std::unique_ptr<Model> model;
+  std::string checkpoint_path;      // rank 0: where this run writes checkpoints
+  std::unique_ptr<Checkpoint> from;  // the checkpoint this run continues, on every rank
+  std::string resumed_from;          // rank 0: its file
 };
+
+// Rank 0: the checkpoint to continue from, or null (--resume without a checkpoint starts
+// afresh). A checkpoint that cannot be read is refused, naming the previous one if that
+// one is intact.
+std::unique_ptr<Checkpoint> find_checkpoint(const TrainArgs& args, const std::string& in_run_dir,
+                                            std::string* path) {
+  *path = args.resume_from.empty() ? in_run_dir : args.resume_from;
+  if (args.resume_from.empty() && !std::filesystem::exists(*path)) return nullptr;
+  try {
+    return std::make_unique<Checkpoint>(read_checkpoint(*path));
+  } catch (const Error& e) {
+    const std::string prev = previous_checkpoint(*path);
+    if (prev == *path || !std::filesystem::exists(prev)) throw;
+    try {
+      read_checkpoint(prev);
+    } catch (const Error&) {
+      throw e;
+    }
+    throw Error(std::string(e.what()) + "; the previous checkpoint " + prev +
+                " is intact: continue from it with --resume-from " + prev);
+  }
+}
 
 TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   TrainSetup s;
@@ -71,9 +100,12 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   });
   watchdog.set_limit(cfg.run.watchdog_s);
   on_all_ranks(comm, watchdog, [&] {
-    if (comm.rank() == 0)
+    if (comm.rank() == 0) {
+      const bool resume = args.resume || !args.resume_from.empty();
       s.out = std::make_unique<RunDir>(cfg.run.output_dir + "/" + resolve_run_name(cfg),
-                                       cfg.run.overwrite);
+                                       cfg.run.overwrite, resume);
+      s.checkpoint_path = s.out->file("checkpoint.h5");
+    }
   });
   on_all_ranks(comm, watchdog, [&] {
     h5_quiet();
@@ -117,6 +149,25 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     s.model = build_model(cfg.model, s.local_batch, cfg.run.backend);
     s.model->init_params(cfg.train.seed);
   });
+  // Resuming: rank 0 reads and checks the checkpoint, every rank gets it.
+  int64_t have = 0;
+  on_all_ranks(comm, watchdog, [&] {
+    if (comm.rank() == 0 && (args.resume || !args.resume_from.empty())) {
+      s.from = find_checkpoint(args, s.checkpoint_path, &s.resumed_from);
+      if (s.from)
+        check_compatible(*s.from, checkpoint_identity(cfg, *s.model, comm.size()),
+                         s.resumed_from);
+    }
+    have = s.from ? 1 : 0;
+  });
+  {
+    WatchdogScope guard(watchdog, "checkpoint broadcast", 0);
+    HPDL_CHECK_MPI(MPI_Bcast(&have, 1, MPI_INT64_T, 0, comm.raw()));
+    if (have) {
+      if (!s.from) s.from = std::make_unique<Checkpoint>();
+      broadcast_checkpoint(comm, *s.from);
+    }
+  }
   return s;
 }
 
@@ -135,6 +186,11 @@ int train(const TrainArgs& args, const Comm& comm) {
                                          s.test.get(), comm.size(), s.local_batch);
   }
 
+  if (report && s.from) report->resumed(*s.from, s.resumed_from);
+  if (s.cfg.checkpoint.on_signal) catch_stop_signals();
+  Checkpointer checkpointer(s.cfg.checkpoint, comm, watchdog, s.checkpoint_path,
+                            checkpoint_identity(s.cfg, *s.model, comm.size()));
+
   Progress progress(report && s.cfg.train.progress);
   TrainHooks hooks;
   if (report) {
@@ -144,6 +200,10 @@ int train(const TrainArgs& args, const Comm& comm) {
     hooks.on_epoch = [&](const EpochStats& st) {
       progress.clear();
       report->epoch(st);
+    };
+    hooks.on_checkpoint = [&](int64_t step, double write_s, uint64_t bytes) {
+      progress.clear();
+      report->checkpoint(step, write_s, bytes);
     };
   }
   // Profiling (off by default): a buffer sized for every step the schedule records.
@@ -169,6 +229,7 @@ int train(const TrainArgs& args, const Comm& comm) {
       WatchdogScope guard(watchdog, "peak memory gather", steps);
       rss = peak_rss_mib(comm);
     }
+    if (report) report->checkpoints(checkpointer);
     if (report) report->finish(*s.model, confusion, steps, s.test.get(), history, rss);
   };
   if (s.cfg.distributed.async()) {
@@ -188,7 +249,11 @@ int train(const TrainArgs& args, const Comm& comm) {
     finish(history, trainer.last_confusion(), trainer.total_pushes());
   } else {
     SyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog, prof.get());
-    const std::vector<EpochStats> history = trainer.run(hooks);
+    const std::vector<EpochStats> history = trainer.run(hooks, &checkpointer, s.from.get());
+    if (trainer.stopped_by()) {
+      if (report) report->stopped(trainer.stopped_by(), trainer.global_step(), checkpointer);
+      return kExitCheckpointed;
+    }
     finish(history, trainer.last_confusion(), trainer.global_step());
   }
   return 0;

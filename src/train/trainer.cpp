@@ -54,16 +54,29 @@ double SyncTrainer::step(std::span<const int64_t> rows, int64_t global_step) {
   return loss;
 }
 
-std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks) {
+std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* ckpt,
+                                         const Checkpoint* from) {
   std::vector<EpochStats> history;
+  int64_t first_epoch = 1, first_step = 0;
+  double resumed_loss = 0, resumed_epoch_s = 0, resumed_elapsed_s = 0;
+  if (from) {
+    restore(*from);
+    history = from->history;
+    first_epoch = from->epoch, first_step = from->epoch_step;
+    // The epoch's loss so far is summed over all ranks: rank 0 carries it.
+    resumed_loss = comm_.rank() == 0 ? from->epoch_loss_sum : 0;
+    resumed_epoch_s = from->epoch_s, resumed_elapsed_s = from->elapsed_s;
+  }
   const auto t_start = std::chrono::steady_clock::now();
   const int64_t steps = plan_.steps_per_epoch();
-  for (int64_t epoch = 1; epoch <= cfg_.train.epochs; ++epoch) {
+  for (int64_t epoch = first_epoch; epoch <= cfg_.train.epochs; ++epoch) {
     const auto t_epoch = std::chrono::steady_clock::now();
+    const bool resumed = epoch == first_epoch && from;
+    const double epoch_s0 = resumed ? resumed_epoch_s : 0;
     plan_.begin_epoch(cfg_.train.seed, epoch);
-    double loss_sum = 0;
-    int64_t done = 0;
-    for (int64_t s = 0; s < steps; ++s) {
+    double loss_sum = resumed ? resumed_loss : 0;
+    int64_t done = resumed ? first_step : 0;
+    for (int64_t s = done; s < steps; ++s) {
       if (cfg_.train.max_steps > 0 && global_step_ >= cfg_.train.max_steps) break;
       if (prof_) prof_->begin_step(global_step_);
       loss_sum += step(plan_.local_rows(s), global_step_);
@@ -74,11 +87,30 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks) {
         hooks.on_step(epoch, s, steps, loss_sum / (done * plan_.local_batch()),
                       done * cfg_.train.batch / t);
       }
+      if (ckpt && ckpt->due(global_step_)) {
+        Checkpoint c = state();
+        c.epoch = epoch, c.epoch_step = done;
+        c.epoch_loss_sum = loss_sum;
+        {
+          WatchdogScope guard(watchdog_, "checkpoint loss sum", global_step_);
+          comm_.allreduce_sum(&c.epoch_loss_sum, 1);
+        }
+        c.epoch_s = epoch_s0 + seconds_since(t_epoch);
+        c.elapsed_s = resumed_elapsed_s + seconds_since(t_start);
+        c.history = history;
+        ckpt->write(std::move(c));
+        if (hooks.on_checkpoint)
+          hooks.on_checkpoint(global_step_, ckpt->last_write_s(), ckpt->last_bytes());
+        if ((stopped_by_ = ckpt->stop_signal()) != 0) {
+          ckpt->finish(global_step_);
+          return history;
+        }
+      }
     }
     EpochStats st;
     st.epoch = epoch;
     st.steps = done;
-    st.epoch_s = seconds_since(t_epoch);
+    st.epoch_s = epoch_s0 + seconds_since(t_epoch);
     {
       WatchdogScope guard(watchdog_, "loss allreduce", global_step_);
       comm_.allreduce_sum(&loss_sum, 1);
@@ -96,12 +128,46 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks) {
       st.test_accuracy = evaluator_.confusion().accuracy();
       st.test_f1 = evaluator_.confusion().weighted_f1();
     }
-    st.elapsed_s = seconds_since(t_start);
+    st.elapsed_s = resumed_elapsed_s + seconds_since(t_start);
     history.push_back(st);
     if (hooks.on_epoch) hooks.on_epoch(st);
     if (cfg_.train.max_steps > 0 && global_step_ >= cfg_.train.max_steps) break;
   }
+  if (ckpt) ckpt->finish(global_step_);
   return history;
+}
+
+Checkpoint SyncTrainer::state() {
+  Checkpoint c;
+  c.global_step = global_step_;
+  if (comm_.rank() != 0) return c;  // only rank 0 writes
+  c.params.assign(model_.params().begin(), model_.params().end());
+  const OptimizerState opt = optimizer_->state();
+  for (const auto& [name, buf] : opt.buffers)
+    c.buffers.push_back({"optimizer." + name, std::vector<float>(buf.begin(), buf.end())});
+  if (opt.steps) c.counters.push_back({"optimizer.steps", {*opt.steps}});
+  return c;
+}
+
+void SyncTrainer::restore(const Checkpoint& c) {
+  HPDL_REQUIRE(static_cast<int64_t>(c.params.size()) == model_.num_params(),
+               "checkpoint parameter count does not match the model");
+  std::copy(c.params.begin(), c.params.end(), model_.params().data());
+  const OptimizerState opt = optimizer_->state();
+  for (const auto& [name, buf] : opt.buffers) {
+    const std::vector<float>* saved = c.buffer("optimizer." + name);
+    if (!saved || saved->size() != buf.size())
+      throw AgreedError("checkpoint has no optimizer state 'optimizer." + name +
+                        "' of the model's size (was it written with other optimizer settings?)");
+    std::copy(saved->begin(), saved->end(), buf.begin());
+  }
+  if (opt.steps) {
+    const std::vector<int64_t>* saved = c.counter("optimizer.steps");
+    if (!saved || saved->size() != 1)
+      throw AgreedError("checkpoint has no optimizer step count 'optimizer.steps'");
+    *opt.steps = saved->front();
+  }
+  global_step_ = c.global_step;
 }
 
 }  // namespace hpdl

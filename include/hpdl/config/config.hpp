@@ -79,6 +79,15 @@ struct ProfileConfig {
   int64_t repeat = 1;
 };
 
+// Checkpoints (checkpoint.h5 in the run directory, the one before kept as
+// checkpoint.prev.h5): every `every_steps` steps, every `every_s` seconds (rank 0's clock),
+// and, with on_signal, when SIGUSR1 or SIGTERM arrives, after which the run stops (exit 75).
+struct CheckpointConfig {
+  int64_t every_steps = 0;  // 0 = off
+  double every_s = 0;       // 0 = off
+  bool on_signal = true;
+};
+
 struct Config {
   std::string source;  // path of the TOML file
   toml::table resolved;
@@ -89,6 +98,7 @@ struct Config {
   TrainConfig train;
   DistributedConfig distributed;
   ProfileConfig profile;
+  CheckpointConfig checkpoint;
 };
 
 // Reads, overrides ("optimizer.lr=0.1"; the value is TOML, or a bare string) and checks

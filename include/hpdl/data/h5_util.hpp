@@ -42,6 +42,15 @@ void h5_write(hid_t loc, const std::string& name, const float* data,
               const std::vector<hsize_t>& dims);
 void h5_write(hid_t loc, const std::string& name, const int32_t* data,
               const std::vector<hsize_t>& dims);
+void h5_write(hid_t loc, const std::string& name, const double* data,
+              const std::vector<hsize_t>& dims);
+void h5_write(hid_t loc, const std::string& name, const int64_t* data,
+              const std::vector<hsize_t>& dims);
+// A whole dataset, flattened; Error naming the dataset if it is missing or unreadable.
+std::vector<float> h5_read_floats(hid_t loc, const std::string& name);
+std::vector<double> h5_read_doubles(hid_t loc, const std::string& name);
+std::vector<int64_t> h5_read_int64s(hid_t loc, const std::string& name);
+bool h5_exists(hid_t loc, const std::string& name);
 void h5_write_attr(hid_t obj, const std::string& name, const std::vector<float>& values);
 void h5_write_attr(hid_t obj, const std::string& name, const std::string& value);
 void h5_write_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values);
@@ -49,9 +58,10 @@ void h5_write_attr(hid_t obj, const std::string& name, const std::vector<std::st
 // Optional attributes; false/empty when absent.
 std::vector<std::string> h5_read_string_list_attr(hid_t obj, const std::string& name);
 std::vector<float> h5_read_float_attr(hid_t obj, const std::string& name);
+std::string h5_read_string_attr(hid_t obj, const std::string& name);
 
-// Writes an HDF5 file under PATH.tmp with `fill`, then fsyncs and renames it to PATH, so a
-// reader never sees a half-written file under the final name.
+// Writes an HDF5 file under PATH.tmp with `fill`, then fsyncs and renames it to PATH (and
+// syncs the directory), so a reader never sees a half-written file under the final name.
 template <typename Fill>
 void h5_write_atomically(const std::string& path, Fill&& fill);
 void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& path);

@@ -23,11 +23,19 @@ void add_l2(const std::vector<ParamSegment>& segments, std::span<const float> pa
 // the same reduced grads, so all scale alike.
 double clip_by_global_norm(std::span<float> grads, double max_norm);
 
+// An optimizer's state as checkpoints see it: named buffers of the parameters' length and
+// a step count, all writable so a checkpoint can restore them in place.
+struct OptimizerState {
+  std::vector<std::pair<std::string, std::span<float>>> buffers;
+  int64_t* steps = nullptr;  // null if the optimizer keeps no count
+};
+
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
   // params -= step(grads); state advances by one step.
   virtual void update(std::span<float> params, std::span<const float> grads) = 0;
+  virtual OptimizerState state() = 0;
 };
 
 // SGD with (optional) heavy-ball momentum: v = mu*v + g; w -= lr*v.
@@ -35,6 +43,7 @@ class Sgd final : public Optimizer {
  public:
   Sgd(int64_t n, float lr, float momentum);
   void update(std::span<float> params, std::span<const float> grads) override;
+  OptimizerState state() override;
 
  private:
   float lr_, momentum_;
@@ -46,6 +55,7 @@ class Adam final : public Optimizer {
  public:
   Adam(int64_t n, float lr, float beta1, float beta2, float eps);
   void update(std::span<float> params, std::span<const float> grads) override;
+  OptimizerState state() override;
 
  private:
   float lr_, beta1_, beta2_, eps_;

@@ -10,8 +10,14 @@ struct TrainArgs {
   std::string config;
   std::vector<std::string> sets;  // --set key=value
   bool overwrite = false;
+  bool resume = false;      // continue from the run directory's checkpoint.h5, if any
+  std::string resume_from;  // continue from this checkpoint file
   std::string command_line;
 };
+
+// The exit code of a run that a stop signal ended after writing its checkpoint: "not
+// finished, resume me" (EX_TEMPFAIL). The sbatch scripts requeue on it.
+constexpr int kExitCheckpointed = 75;
 
 struct TimeArgs {
   std::string config;

@@ -10,6 +10,7 @@
 #include "hpdl/nn/model.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/run_dir.hpp"
+#include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/trainer.hpp"
 
 namespace hpdl {
@@ -21,6 +22,15 @@ class RunReport {
             const H5Split& train, const H5Split* test, int ranks, int64_t local_batch);
 
   void epoch(const EpochStats& st);
+  // Continuing an interrupted run: logs where it resumes and rewrites metrics.csv with the
+  // checkpoint's epochs (rows written after that checkpoint are recomputed).
+  void resumed(const Checkpoint& from, const std::string& path);
+  // One log line per checkpoint written.
+  void checkpoint(int64_t global_step, double write_s, uint64_t bytes);
+  // The checkpoint settings and counts, into the manifest.
+  void checkpoints(const Checkpointer& ckpt);
+  // A stop signal ended the run after its checkpoint: manifest "status": "interrupted".
+  void stopped(int signal, int64_t global_step, const Checkpointer& ckpt);
   // Parameter-server modes: one report per worker (AsyncTrainer::worker_report); writes
   // ps_workers.csv and staleness.csv, logs a summary and adds it to the manifest.
   void parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers);
@@ -32,6 +42,8 @@ class RunReport {
               const std::vector<EpochStats>& history, const std::vector<double>& peak_rss_mib);
 
  private:
+  void metrics_row(const EpochStats& st);
+
   RunDir& dir_;
   nlohmann::json manifest_;
 };

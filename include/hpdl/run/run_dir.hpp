@@ -16,8 +16,9 @@ std::string resolve_run_name(const Config& cfg);
 class RunDir {
  public:
   // Rank 0: creates DIR; refuses (Error) a directory holding a completed run unless
-  // run.overwrite, in which case the old directory is removed first.
-  explicit RunDir(const std::string& dir, bool overwrite);
+  // run.overwrite, in which case the old directory is removed first. With `resume` the
+  // log is appended to (an interrupted run continues in its own directory).
+  RunDir(const std::string& dir, bool overwrite, bool resume = false);
   ~RunDir();
 
   const std::string& path() const { return dir_; }

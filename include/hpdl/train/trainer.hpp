@@ -18,19 +18,12 @@
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/optim/optimizer.hpp"
+#include "hpdl/train/checkpointer.hpp"
+#include "hpdl/train/epoch_stats.hpp"
 #include "hpdl/train/metrics.hpp"
 #include "hpdl/train/passes.hpp"
 
 namespace hpdl {
-
-struct EpochStats {
-  int64_t epoch = 0, steps = 0;
-  double train_loss = 0;  // mean over the epoch's training samples (all ranks)
-  double test_loss = 0, test_accuracy = 0, test_f1 = 0;
-  double epoch_s = 0, samples_per_s = 0;
-  double train_s = 0;    // training time since the start, evaluations excluded
-  double elapsed_s = 0;  // wall time since the start, evaluations included
-};
 
 // Rank-0 hooks for progress output; called on every rank, cheap when empty.
 struct TrainHooks {
@@ -38,6 +31,7 @@ struct TrainHooks {
                      double samples_per_s)>
       on_step;
   std::function<void(const EpochStats&)> on_epoch;
+  std::function<void(int64_t global_step, double write_s, uint64_t bytes)> on_checkpoint;
 };
 
 class SyncTrainer {
@@ -47,13 +41,22 @@ class SyncTrainer {
   SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train, H5Split* test,
               Watchdog& watchdog, Profiler* prof = nullptr);
 
-  // Trains cfg.train.epochs epochs (or until cfg.train.max_steps), evaluating after each.
-  std::vector<EpochStats> run(const TrainHooks& hooks);
+  // Trains cfg.train.epochs epochs (or until cfg.train.max_steps), evaluating after each;
+  // with `from`, continues where that checkpoint stopped. ckpt (may be null) decides when
+  // to write checkpoints; after a stop signal run() returns early (stopped_by() != 0).
+  std::vector<EpochStats> run(const TrainHooks& hooks, Checkpointer* ckpt = nullptr,
+                              const Checkpoint* from = nullptr);
   // One training step on global step `step` with this rank's rows; returns the local loss sum.
   double step(std::span<const int64_t> rows, int64_t global_step);
 
+  // This rank's parameters and optimizer state (rank 0; the others fill only the step).
+  Checkpoint state();
+  // Parameters, optimizer state and global step from a checkpoint (on every rank).
+  void restore(const Checkpoint& c);
+
   const ConfusionMatrix& last_confusion() const { return evaluator_.confusion(); }
   int64_t global_step() const { return global_step_; }
+  int stopped_by() const { return stopped_by_; }
 
  private:
   const Config& cfg_;
@@ -71,6 +74,7 @@ class SyncTrainer {
   Profiler* prof_;
   StepNames names_;
   int64_t global_step_ = 0;
+  int stopped_by_ = 0;
 };
 
 }  // namespace hpdl

@@ -1,0 +1,59 @@
+// When to checkpoint, decided the same on every rank: every `every_steps` steps (the same
+// step everywhere), every `every_s` seconds of rank 0's clock, and when a stop signal has
+// reached any rank. Clock and signals are local, so after each step every rank starts a
+// one-int MPI_Iallreduce(BOR) of its flags and completes the previous step's; a flag
+// raised at step k therefore acts after step k+1 on every rank, and the step itself never
+// waits for it. Rank 0 writes the file.
+#pragma once
+#include <mpi.h>
+
+#include <chrono>
+#include <string>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/dist/comm.hpp"
+#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/train/checkpoint.hpp"
+
+namespace hpdl {
+
+class Checkpointer {
+ public:
+  // path: the checkpoint file (used by rank 0). identity: this run's identity fields.
+  Checkpointer(const CheckpointConfig& cfg, const Comm& comm, Watchdog& watchdog,
+               std::string path, Checkpoint identity);
+  ~Checkpointer();
+
+  // Collective, after every step: true on every rank when a checkpoint is due now.
+  bool due(int64_t global_step);
+  // The stop signal that made the last due() true (SIGUSR1, SIGTERM), or 0.
+  int stop_signal() const { return stop_; }
+  // Rank 0 writes `c` (identity filled in here); the others return at once.
+  void write(Checkpoint c);
+  // Collective: completes the outstanding flag agreement. Call before leaving the loop.
+  void finish(int64_t global_step);
+
+  const std::string& path() const { return path_; }
+  int64_t written() const { return written_; }
+  double last_write_s() const { return last_write_s_; }
+  uint64_t last_bytes() const { return last_bytes_; }
+
+ private:
+  enum Flag : int { kUsr1 = 1, kTerm = 2, kTimer = 4 };
+  int local_flags();
+
+  CheckpointConfig cfg_;
+  const Comm& comm_;
+  Watchdog& watchdog_;
+  std::string path_;
+  Checkpoint identity_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  int send_ = 0, recv_ = 0;
+  int stop_ = 0;
+  std::chrono::steady_clock::time_point last_;
+  int64_t written_ = 0;
+  double last_write_s_ = 0;
+  uint64_t last_bytes_ = 0;
+};
+
+}  // namespace hpdl

@@ -1,0 +1,228 @@
+// checkpoint.h5: attributes for identity and position, datasets for the history and the
+// state. Written through h5_write_atomically; read back with every size checked.
+#include "hpdl/train/checkpoint.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/data/h5_util.hpp"
+
+namespace hpdl {
+namespace {
+
+constexpr const char* kFormat = "hpdl-checkpoint-1";
+constexpr int kHistoryCols = 10;
+
+// Identity and position as one JSON attribute: small, and read back field by field.
+nlohmann::json header_of(const Checkpoint& c) {
+  return {{"model", c.model},
+          {"mode", c.mode},
+          {"optimizer", c.optimizer},
+          {"ranks", c.ranks},
+          {"servers", c.servers},
+          {"batch", c.batch},
+          {"seed", c.seed},
+          {"epoch", c.epoch},
+          {"epoch_step", c.epoch_step},
+          {"global_step", c.global_step},
+          {"epoch_loss_sum", c.epoch_loss_sum},
+          {"epoch_s", c.epoch_s},
+          {"elapsed_s", c.elapsed_s}};
+}
+
+void set_header(Checkpoint& c, const nlohmann::json& h) {
+  c.model = h.at("model");
+  c.mode = h.at("mode");
+  c.optimizer = h.at("optimizer");
+  c.ranks = h.at("ranks");
+  c.servers = h.at("servers");
+  c.batch = h.at("batch");
+  c.seed = h.at("seed");
+  c.epoch = h.at("epoch");
+  c.epoch_step = h.at("epoch_step");
+  c.global_step = h.at("global_step");
+  c.epoch_loss_sum = h.at("epoch_loss_sum");
+  c.epoch_s = h.at("epoch_s");
+  c.elapsed_s = h.at("elapsed_s");
+}
+
+std::vector<double> history_rows(const std::vector<EpochStats>& h) {
+  std::vector<double> rows;
+  for (const auto& s : h) {
+    rows.insert(rows.end(), {double(s.epoch), double(s.steps), s.train_loss, s.test_loss,
+                             s.test_accuracy, s.test_f1, s.epoch_s, s.samples_per_s, s.train_s,
+                             s.elapsed_s});
+  }
+  return rows;
+}
+
+std::vector<EpochStats> history_of(const std::vector<double>& rows) {
+  std::vector<EpochStats> h;
+  for (size_t i = 0; i + kHistoryCols <= rows.size(); i += kHistoryCols) {
+    const double* r = rows.data() + i;
+    EpochStats s;
+    s.epoch = static_cast<int64_t>(r[0]), s.steps = static_cast<int64_t>(r[1]);
+    s.train_loss = r[2], s.test_loss = r[3], s.test_accuracy = r[4], s.test_f1 = r[5];
+    s.epoch_s = r[6], s.samples_per_s = r[7], s.train_s = r[8], s.elapsed_s = r[9];
+    h.push_back(s);
+  }
+  return h;
+}
+
+}  // namespace
+
+const std::vector<float>* Checkpoint::buffer(const std::string& name) const {
+  for (const auto& [n, b] : buffers)
+    if (n == name) return &b;
+  return nullptr;
+}
+
+const std::vector<int64_t>* Checkpoint::counter(const std::string& name) const {
+  for (const auto& [n, v] : counters)
+    if (n == name) return &v;
+  return nullptr;
+}
+
+Checkpoint checkpoint_identity(const Config& cfg, const Model& model, int ranks) {
+  Checkpoint c;
+  for (const auto& s : model.segments())
+    c.model += (c.model.empty() ? "" : ";") + s.name + ":" + std::to_string(s.size);
+  c.mode = cfg.distributed.mode;
+  c.optimizer = cfg.optimizer.name;
+  c.ranks = ranks;
+  c.servers = cfg.distributed.async() ? cfg.distributed.servers : 0;
+  c.batch = cfg.train.batch;
+  c.seed = cfg.train.seed;
+  return c;
+}
+
+void check_compatible(const Checkpoint& found, const Checkpoint& expected,
+                      const std::string& path) {
+  const std::string head = "checkpoint " + path + " is from a different ";
+  if (found.model != expected.model) {
+    throw Error(head + "model (its parameters: " + found.model.substr(0, 120) +
+                (found.model.size() > 120 ? "..." : "") + ")");
+  }
+  auto differ = [&](const std::string& what, const std::string& was, const std::string& now) {
+    if (was != now) throw Error(head + what + ": it has " + was + ", this run " + now);
+  };
+  differ("rank layout (ranks)", std::to_string(found.ranks), std::to_string(expected.ranks));
+  differ("rank layout (distributed.mode)", found.mode, expected.mode);
+  differ("rank layout (distributed.servers)", std::to_string(found.servers),
+         std::to_string(expected.servers));
+  differ("optimizer (optimizer.name)", found.optimizer, expected.optimizer);
+  differ("batch (train.batch)", std::to_string(found.batch), std::to_string(expected.batch));
+  differ("data order (train.seed)", std::to_string(found.seed), std::to_string(expected.seed));
+}
+
+std::string previous_checkpoint(const std::string& path) {
+  const std::filesystem::path p(path);
+  return (p.parent_path() / (p.stem().string() + ".prev" + p.extension().string())).string();
+}
+
+uint64_t write_checkpoint(const std::string& path, const Checkpoint& c) {
+  // Keep the checkpoint being replaced: a hard link survives the rename below, so at
+  // every moment at least one complete checkpoint exists under a known name.
+  const std::string prev = previous_checkpoint(path);
+  if (std::filesystem::exists(path)) {
+    std::filesystem::remove(prev);
+    if (::link(path.c_str(), prev.c_str()) != 0) std::filesystem::copy_file(path, prev);
+  }
+  h5_write_atomically(path, [&](hid_t f) {
+    h5_write_attr(f, "format", kFormat);
+    h5_write_attr(f, "header", header_of(c).dump());
+    const std::vector<double> rows = history_rows(c.history);
+    h5_write(f, "history", rows.data(), {hsize_t(c.history.size()), hsize_t(kHistoryCols)});
+    h5_write(f, "params", c.params.data(), {hsize_t(c.params.size())});
+    H5Id b = h5_create_group(f, "buffers");
+    for (const auto& [name, v] : c.buffers) h5_write(b.get(), name, v.data(), {hsize_t(v.size())});
+    H5Id k = h5_create_group(f, "counters");
+    for (const auto& [name, v] : c.counters)
+      h5_write(k.get(), name, v.data(), {hsize_t(v.size())});
+  });
+  return std::filesystem::file_size(path);
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw Error("checkpoint " + path + " not found");
+  Checkpoint c;
+  try {
+    H5Id f = h5_open_file(path);
+    if (h5_read_string_attr(f.get(), "format") != kFormat)
+      throw Error("it is not an hpdl checkpoint (no format attribute '" + std::string(kFormat) +
+                  "')");
+    set_header(c, nlohmann::json::parse(h5_read_string_attr(f.get(), "header")));
+    c.history = history_of(h5_read_doubles(f.get(), "history"));
+    c.params = h5_read_floats(f.get(), "params");
+    for (const char* group : {"buffers", "counters"}) {
+      H5Id g(H5Gopen2(f.get(), group, H5P_DEFAULT), H5Gclose);
+      if (!g.valid()) throw Error(std::string("has no group ") + group);
+      hsize_t n = 0;
+      HPDL_CHECK_H5(H5Gget_num_objs(g.get(), &n));
+      for (hsize_t i = 0; i < n; ++i) {
+        char name[256] = {};
+        H5Gget_objname_by_idx(g.get(), i, name, sizeof name);
+        if (group[0] == 'b')
+          c.buffers.push_back({name, h5_read_floats(g.get(), name)});
+        else
+          c.counters.push_back({name, h5_read_int64s(g.get(), name)});
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("checkpoint " + path + " has a bad header: " + e.what());
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.rfind("HDF5 file", 0) == 0)
+      throw Error("checkpoint " + path + " cannot be read (truncated or not HDF5): " +
+                  what.substr(what.find(": ") == std::string::npos ? 0 : what.find(": ") + 2));
+    throw Error("checkpoint " + path + ": " + what);
+  }
+  return c;
+}
+
+void broadcast_checkpoint(const Comm& comm, Checkpoint& c) {
+  // Everything but the float and counter payloads travels as one JSON text.
+  std::string text;
+  if (comm.rank() == 0) {
+    nlohmann::json j = header_of(c);
+    j["history"] = history_rows(c.history);
+    j["params"] = c.params.size();
+    for (const auto& [name, v] : c.buffers) j["buffers"].push_back({name, v.size()});
+    for (const auto& [name, v] : c.counters) j["counters"][name] = v;
+    text = j.dump();
+  }
+  int64_t len = static_cast<int64_t>(text.size());
+  HPDL_CHECK_MPI(MPI_Bcast(&len, 1, MPI_INT64_T, 0, comm.raw()));
+  text.resize(static_cast<size_t>(len));
+  HPDL_CHECK_MPI(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, 0, comm.raw()));
+  auto bcast_floats = [&](std::vector<float>& v, size_t n) {
+    v.resize(n);
+    for (size_t at = 0; at < n; at += 1 << 30) {  // MPI counts are ints
+      const int chunk = static_cast<int>(std::min<size_t>(n - at, 1 << 30));
+      HPDL_CHECK_MPI(MPI_Bcast(v.data() + at, chunk, MPI_FLOAT, 0, comm.raw()));
+    }
+  };
+  if (comm.rank() != 0) {
+    const auto j = nlohmann::json::parse(text);
+    set_header(c, j);
+    c.history = history_of(j["history"].get<std::vector<double>>());
+    c.buffers.clear();
+    if (j.contains("buffers"))
+      for (const auto& b : j["buffers"]) c.buffers.push_back({b[0], {}});
+    c.counters.clear();
+    if (j.contains("counters"))
+      for (const auto& [name, v] : j["counters"].items())
+        c.counters.push_back({name, v.get<std::vector<int64_t>>()});
+    bcast_floats(c.params, j["params"].get<size_t>());
+    for (size_t i = 0; i < c.buffers.size(); ++i)
+      bcast_floats(c.buffers[i].second, j["buffers"][i][1].get<size_t>());
+  } else {
+    bcast_floats(c.params, c.params.size());
+    for (auto& [name, v] : c.buffers) bcast_floats(v, v.size());
+  }
+}
+
+}  // namespace hpdl

@@ -1,0 +1,77 @@
+// The pipelined flag agreement and the timed write (see the header).
+#include "hpdl/train/checkpointer.hpp"
+
+#include <csignal>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/core/stop_signal.hpp"
+
+namespace hpdl {
+
+Checkpointer::Checkpointer(const CheckpointConfig& cfg, const Comm& comm, Watchdog& watchdog,
+                           std::string path, Checkpoint identity)
+    : cfg_(cfg),
+      comm_(comm),
+      watchdog_(watchdog),
+      path_(std::move(path)),
+      identity_(std::move(identity)),
+      last_(std::chrono::steady_clock::now()) {}
+
+Checkpointer::~Checkpointer() {
+  // Only reached without finish() when an exception unwinds; the job is ending anyway.
+  if (request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
+}
+
+int Checkpointer::local_flags() {
+  int flags = 0;
+  if (cfg_.on_signal && hpdl::stop_signal() != 0)
+    flags |= hpdl::stop_signal() == SIGUSR1 ? kUsr1 : kTerm;
+  if (comm_.rank() == 0 && cfg_.every_s > 0) {
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_).count() >= cfg_.every_s) {
+      flags |= kTimer;
+      last_ = now;  // counted from the request, so one request gives one checkpoint
+    }
+  }
+  return flags;
+}
+
+bool Checkpointer::due(int64_t global_step) {
+  int agreed = 0;
+  if (comm_.size() == 1) {
+    agreed = local_flags();
+  } else {
+    if (request_ != MPI_REQUEST_NULL) {
+      WatchdogScope guard(watchdog_, "checkpoint flag agreement", global_step);
+      HPDL_CHECK_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+      agreed = recv_;
+    }
+    send_ = local_flags();
+    HPDL_CHECK_MPI(MPI_Iallreduce(&send_, &recv_, 1, MPI_INT, MPI_BOR, comm_.raw(), &request_));
+  }
+  if (agreed & kTerm)
+    stop_ = SIGTERM;
+  else if (agreed & kUsr1)
+    stop_ = SIGUSR1;
+  const bool periodic = cfg_.every_steps > 0 && global_step % cfg_.every_steps == 0;
+  return periodic || agreed != 0;
+}
+
+void Checkpointer::finish(int64_t global_step) {
+  if (request_ == MPI_REQUEST_NULL) return;
+  WatchdogScope guard(watchdog_, "checkpoint flag agreement", global_step);
+  HPDL_CHECK_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+}
+
+void Checkpointer::write(Checkpoint c) {
+  if (comm_.rank() != 0) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  c.model = identity_.model, c.mode = identity_.mode, c.optimizer = identity_.optimizer;
+  c.ranks = identity_.ranks, c.servers = identity_.servers, c.batch = identity_.batch;
+  c.seed = identity_.seed;
+  last_bytes_ = write_checkpoint(path_, c);
+  last_write_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++written_;
+}
+
+}  // namespace hpdl

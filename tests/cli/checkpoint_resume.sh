@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Checkpoint/restart in sync mode, with real signals through mpirun:
+#  - SIGUSR1 mid-run: exit 75, manifest "interrupted", checkpoint.h5 written; --resume
+#    continues and ends with parameters bitwise equal to an uninterrupted run (Adam, so
+#    the optimizer state matters), and the same metrics;
+#  - a checkpoint from a different model or rank layout is refused with a clear message;
+#  - a truncated checkpoint.h5 is refused, naming the intact checkpoint.prev.h5, from
+#    which --resume-from continues to the same parameters.
+# Usage: checkpoint_resume.sh MPIRUN HPDL FIXTURES
+set -eu
+mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+out=$fx/outputs/ckpt
+expect="bash $(dirname "$0")/expect_error.sh"
+rm -rf "$out"
+mkdir -p "$out"
+args=("$fx/tiny.toml" --set "run.output_dir=\"$out\"" --set train.epochs=300)
+params_equal() {  # model.h5 of two runs, bitwise (Debian's python3 has h5py)
+  /usr/bin/python3 -c "import h5py, sys, numpy as np
+a, b = (h5py.File(f + '/model.h5', 'r')['params'][:] for f in sys.argv[1:])
+sys.exit(0 if np.array_equal(a, b) else 1)" "$1" "$2"
+}
+
+$mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=full >/dev/null
+
+# Interrupt with SIGUSR1 once the first periodic checkpoint exists.
+$mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=cut --set checkpoint.every_steps=40 \
+  >"$out/cut.log" 2>&1 &
+pid=$!
+for _ in $(seq 3000); do [ -f "$out/cut/checkpoint.h5" ] && break; sleep 0.01; done
+
+kill -USR1 $pid
+rc=0; wait $pid || rc=$?
+[ "$rc" -eq 75 ] || { echo "FAIL: interrupted run exited $rc, expected 75"; cat "$out/cut.log"; exit 1; }
+grep -q '"status": "interrupted"' "$out/cut/manifest.json"
+grep -q '"stopped_by": "SIGUSR1"' "$out/cut/manifest.json"
+grep -q "stopped by SIGUSR1 after step" "$out/cut/log.txt"
+cp -r "$out/cut" "$out/cut_copy"  # for the bad-input cases below
+
+$mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=cut --set checkpoint.every_steps=40 --resume >/dev/null
+grep -q "resumed from .*checkpoint.h5: epoch" "$out/cut/log.txt"
+grep -q '"status": "complete"' "$out/cut/manifest.json"
+params_equal "$out/full" "$out/cut" || { echo "FAIL: resumed run's parameters differ from the uninterrupted run"; exit 1; }
+cmp <(cut -d, -f1-6 "$out/full/metrics.csv") <(cut -d, -f1-6 "$out/cut/metrics.csv") ||
+  { echo "FAIL: resumed run's metrics differ"; exit 1; }
+echo "resume after SIGUSR1: parameters and metrics equal to the uninterrupted run"
+
+# A different model, a different rank layout.
+mv "$out/cut_copy" "$out/other"
+$expect "checkpoint .*other/checkpoint.h5 is from a different model" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume --set model.layers.1.units=8
+$expect "is from a different rank layout \\(ranks\\): it has 2, this run 1" \
+  $mpirun -np 1 "$hpdl" train "${args[@]}" --set run.name=other --resume
+
+# A truncated checkpoint: refused, the previous one named and usable.
+ls "$out/other/checkpoint.prev.h5" >/dev/null
+size=$(stat -c %s "$out/other/checkpoint.h5")
+truncate -s $((size / 2)) "$out/other/checkpoint.h5"
+$expect "checkpoint .*other/checkpoint.h5 cannot be read \\(truncated or not HDF5\\).*checkpoint.prev.h5 is intact: continue from it with --resume-from" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume
+$mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other \
+  --resume-from "$out/other/checkpoint.prev.h5" >/dev/null
+params_equal "$out/full" "$out/other" || { echo "FAIL: run resumed from checkpoint.prev.h5 differs"; exit 1; }
+echo "PASS"
