@@ -56,6 +56,14 @@ int main(int argc, char** argv) {
   time_cmd->add_flag("--overhead", time.overhead,
                      "Alternate recorded and unrecorded iterations and compare their medians");
 
+  std::string check_config;
+  std::vector<std::string> check_sets;
+  CLI::App* check_cmd = app.add_subcommand(
+      "check", "Check a config, its model and data files as train would, without training");
+  check_cmd->add_option("config", check_config, "TOML config file")->required();
+  check_cmd->add_option("--set", check_sets, "Override a config key (repeatable)")
+      ->allow_extra_args(false);
+
   CLI::App* trace = app.add_subcommand("trace", "Inspect the traces of a profiled run");
   trace->require_subcommand(1);
   std::string run_dir;
@@ -75,5 +83,6 @@ int main(int argc, char** argv) {
   if (*har) return hpdl::cmd_convert_uci_har(dir, out);
   if (*time_cmd) return hpdl::cmd_time(time);
   if (*summary) return hpdl::cmd_trace_summary(run_dir);
+  if (*check_cmd) return hpdl::cmd_check(check_config, check_sets);
   return 1;
 }

@@ -18,6 +18,12 @@ void catch_stop_signals() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
+void release_stop_signals() {
+  std::signal(SIGUSR1, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (g_signal) std::raise(g_signal);
+}
+
 int stop_signal() { return g_signal; }
 
 const char* signal_name(int sig) {

@@ -6,13 +6,14 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 
+#include "hpdl/core/stop_signal.hpp"
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/dist/param_shards.hpp"
 #include "hpdl/run/manifest.hpp"
-#include "hpdl/core/stop_signal.hpp"
 #include "hpdl/version.hpp"
 
 namespace hpdl {
@@ -89,15 +90,19 @@ void RunReport::metrics_row(const EpochStats& st) {
   dir_.metrics_row(kMetricsHeader, row.str());
 }
 
+void RunReport::training_starts() {
+  manifest_["train_start_unix"] =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 void RunReport::resumed(const Checkpoint& from, const std::string& path) {
   dir_.log("resumed from " + path + ": epoch " + std::to_string(from.epoch) + ", " +
            std::to_string(from.epoch_step) + " of its steps done, global step " +
            std::to_string(from.global_step) + ", " + fmt("%.1f", from.elapsed_s) +
            " s trained before");
   for (const EpochStats& st : from.history) metrics_row(st);
-  manifest_["resumed_from"] = {{"file", path},
-                               {"epoch", from.epoch},
-                               {"global_step", from.global_step}};
+  manifest_["resumed_from"] = {
+      {"file", path}, {"epoch", from.epoch}, {"global_step", from.global_step}};
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
 }
 

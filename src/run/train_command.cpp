@@ -64,7 +64,7 @@ struct TrainSetup {
   std::unique_ptr<H5Split> train, test;
   int64_t local_batch = 0;
   std::unique_ptr<Model> model;
-  std::string checkpoint_path;      // rank 0: where this run writes checkpoints
+  std::string checkpoint_path;       // rank 0: where this run writes checkpoints
   std::unique_ptr<Checkpoint> from;  // the checkpoint this run continues, on every rank
   std::string resumed_from;          // rank 0: its file
 };
@@ -155,8 +155,7 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     if (comm.rank() == 0 && (args.resume || !args.resume_from.empty())) {
       s.from = find_checkpoint(args, s.checkpoint_path, &s.resumed_from);
       if (s.from)
-        check_compatible(*s.from, checkpoint_identity(cfg, *s.model, comm.size()),
-                         s.resumed_from);
+        check_compatible(*s.from, checkpoint_identity(cfg, *s.model, comm.size()), s.resumed_from);
     }
     have = s.from ? 1 : 0;
   });
@@ -187,7 +186,10 @@ int train(const TrainArgs& args, const Comm& comm) {
   }
 
   if (report && s.from) report->resumed(*s.from, s.resumed_from);
-  if (s.cfg.checkpoint.on_signal) catch_stop_signals();
+  // Stop signals are caught from the start (a batch system may send its warning early);
+  // parameter-server runs do not checkpoint (yet), so there, and with on_signal off, the
+  // signals get their default action back and end the job.
+  if (!s.cfg.checkpoint.on_signal || s.cfg.distributed.async()) release_stop_signals();
   Checkpointer checkpointer(s.cfg.checkpoint, comm, watchdog, s.checkpoint_path,
                             checkpoint_identity(s.cfg, *s.model, comm.size()));
 
@@ -232,6 +234,7 @@ int train(const TrainArgs& args, const Comm& comm) {
     if (report) report->checkpoints(checkpointer);
     if (report) report->finish(*s.model, confusion, steps, s.test.get(), history, rss);
   };
+  if (report) report->training_starts();
   if (s.cfg.distributed.async()) {
     AsyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog, prof.get());
     const std::vector<EpochStats> history = trainer.run(hooks);
@@ -262,6 +265,7 @@ int train(const TrainArgs& args, const Comm& comm) {
 }  // namespace
 
 int cmd_train(const TrainArgs& args, int* argc, char*** argv) {
+  catch_stop_signals();
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     std::fprintf(stderr, "hpdl: error: MPI_Init_thread failed\n");

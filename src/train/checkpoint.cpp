@@ -52,9 +52,9 @@ void set_header(Checkpoint& c, const nlohmann::json& h) {
 std::vector<double> history_rows(const std::vector<EpochStats>& h) {
   std::vector<double> rows;
   for (const auto& s : h) {
-    rows.insert(rows.end(), {double(s.epoch), double(s.steps), s.train_loss, s.test_loss,
-                             s.test_accuracy, s.test_f1, s.epoch_s, s.samples_per_s, s.train_s,
-                             s.elapsed_s});
+    rows.insert(rows.end(),
+                {double(s.epoch), double(s.steps), s.train_loss, s.test_loss, s.test_accuracy,
+                 s.test_f1, s.epoch_s, s.samples_per_s, s.train_s, s.elapsed_s});
   }
   return rows;
 }
@@ -140,8 +140,7 @@ uint64_t write_checkpoint(const std::string& path, const Checkpoint& c) {
     H5Id b = h5_create_group(f, "buffers");
     for (const auto& [name, v] : c.buffers) h5_write(b.get(), name, v.data(), {hsize_t(v.size())});
     H5Id k = h5_create_group(f, "counters");
-    for (const auto& [name, v] : c.counters)
-      h5_write(k.get(), name, v.data(), {hsize_t(v.size())});
+    for (const auto& [name, v] : c.counters) h5_write(k.get(), name, v.data(), {hsize_t(v.size())});
   });
   return std::filesystem::file_size(path);
 }

@@ -7,6 +7,8 @@ namespace hpdl {
 
 // Installs the handlers (idempotent). Without it the signals keep their default action.
 void catch_stop_signals();
+// Gives the signals back their default action; one that already arrived acts now.
+void release_stop_signals();
 // The signal that arrived (SIGUSR1 or SIGTERM), or 0.
 int stop_signal();
 // "SIGUSR1", "SIGTERM" or "" for 0.

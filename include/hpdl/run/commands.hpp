@@ -35,5 +35,7 @@ int cmd_convert_uci_har(const std::string& dir, const std::string& out);
 // One process, no MPI: per-layer forward/backward times of a config's model.
 int cmd_time(const TimeArgs& args);
 int cmd_trace_summary(const std::string& run_dir);
+// No MPI: loads and checks a config, its model and data files, as train would.
+int cmd_check(const std::string& config, const std::vector<std::string>& sets);
 
 }  // namespace hpdl

@@ -21,6 +21,9 @@ class RunReport {
   RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, const Model& model,
             const H5Split& train, const H5Split* test, int ranks, int64_t local_batch);
 
+  // Wall-clock time (Unix seconds) at which the first training step starts, for the
+  // manifest: queue and start-up latency = this minus the submission time.
+  void training_starts();
   void epoch(const EpochStats& st);
   // Continuing an interrupted run: logs where it resumes and rewrites metrics.csv with the
   // checkpoint's epochs (rows written after that checkpoint are recomputed).

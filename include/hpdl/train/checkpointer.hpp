@@ -20,8 +20,8 @@ namespace hpdl {
 class Checkpointer {
  public:
   // path: the checkpoint file (used by rank 0). identity: this run's identity fields.
-  Checkpointer(const CheckpointConfig& cfg, const Comm& comm, Watchdog& watchdog,
-               std::string path, Checkpoint identity);
+  Checkpointer(const CheckpointConfig& cfg, const Comm& comm, Watchdog& watchdog, std::string path,
+               Checkpoint identity);
   ~Checkpointer();
 
   // Collective, after every step: true on every rank when a checkpoint is due now.

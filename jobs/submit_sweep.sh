@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Submits a sweep: checks every grid line with `hpdl check` (nothing is queued if one is
+# bad), then the array job (c) with one task per line and the collection job (d) after it.
+#   bash jobs/submit_sweep.sh GRID [sbatch options for the array tasks, e.g. -n 4 --time=2:00:00]
+# Grid file: one configuration per line, "CONFIG key=value key=value ..." (the keys are
+# hpdl --set overrides); '#' starts a comment. Prints the two job ids and the sweep directory.
+set -eu
+jobs_dir=$(cd "$(dirname "$0")" && pwd)
+source "$jobs_dir/lib.sh"
+[ $# -ge 1 ] || { echo "usage: submit_sweep.sh GRID [sbatch options...]" >&2; exit 2; }
+grid=$1
+shift
+[ -f "$grid" ] || { echo "submit_sweep: grid file $grid not found" >&2; exit 1; }
+hpdl=$(SLURM_SUBMIT_DIR=$PWD hpdl_bin)
+n=0
+lineno=0
+while IFS= read -r raw || [ -n "$raw" ]; do
+  lineno=$((lineno + 1))
+  line=$(printf '%s' "$raw" | sed -e 's/#.*//' -e 's/[[:space:]]*$//')
+  [ -n "${line//[[:space:]]/}" ] || continue
+  mapfile -t args < <(grid_args "$line")
+  if ! err=$("$hpdl" check "${args[@]}" 2>&1 >/dev/null); then
+    echo "submit_sweep: $grid:$lineno: ${err#hpdl: error: }" >&2
+    exit 1
+  fi
+  n=$((n + 1))
+done < "$grid"
+[ $n -gt 0 ] || { echo "submit_sweep: $grid has no configurations" >&2; exit 1; }
+export HPDL_JOBS=$jobs_dir
+array=$(sbatch --parsable --array=0-$((n - 1)) "$@" "$jobs_dir/sweep.sbatch" "$grid")
+array=${array%%;*}
+collect=$(sbatch --parsable --dependency=afterok:"$array" "$jobs_dir/collect.sbatch" \
+  "${HPDL_OUTPUTS:-outputs}/$array" "$grid")
+echo "sweep: $n configurations, array job $array, collection job $collect, results in ${HPDL_OUTPUTS:-outputs}/$array/"

@@ -1,0 +1,41 @@
+// `hpdl check CONFIG [--set ...]`: everything `hpdl train` would refuse before training,
+// without MPI or a run directory: the config and overrides, the model, the data files and
+// their sample shape. Sweep submission runs it on every grid line before queueing anything.
+#include <cstdio>
+
+#include "hpdl/config/config.hpp"
+#include "hpdl/core/error.hpp"
+#include "hpdl/data/dataset.hpp"
+#include "hpdl/data/h5_util.hpp"
+#include "hpdl/nn/builder.hpp"
+#include "hpdl/run/commands.hpp"
+
+namespace hpdl {
+
+int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
+  try {
+    h5_quiet();
+    const Config cfg = load_config(config, sets);
+    const auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
+    HPDL_REQUIRE(!cfg.data.train_file.empty(), "config " + config + ": data.train_file is missing");
+    std::string data;
+    for (const auto& [file, group] : {std::pair{cfg.data.train_file, cfg.data.train_group},
+                                      std::pair{cfg.data.test_file, cfg.data.test_group}}) {
+      if (file.empty()) continue;
+      const H5Split split(file, group);
+      if (split.sample_shape() != cfg.model.input)
+        throw Error(split.where() + "x has samples of shape " + Shape{split.sample_shape()}.str() +
+                    " but model.input = " + Shape{cfg.model.input}.str());
+      data += " | " + split.where() + ": " + std::to_string(split.size()) + " samples";
+    }
+    std::printf("ok: %s: %lld parameters, %s%s\n", config.c_str(),
+                static_cast<long long>(model->num_params()), cfg.distributed.mode.c_str(),
+                data.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hpdl: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace hpdl

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The sbatch scripts against a real one-node Slurm (scripts/slurm_up.sh starts it):
+#  (a) synchronous training, (b) parameter server, (c)+(d) a 3-line sweep array and its
+#  afterok collection job, a grid with an unknown key refused before anything is queued,
+#  and (e) a job whose time limit's --signal arrives mid-training: it checkpoints, requeues
+#  itself, resumes and ends with the parameters of an uninterrupted run.
+# Prints the time from sbatch to the first training step and the sweep's table.
+# Usage: slurm_jobs.sh SOURCE_DIR HPDL FIXTURES WORK_DIR     (exit 77 = skipped)
+set -u
+src=$1 hpdl=$2 fx=$3 work=$4
+if ! bash "$src/scripts/slurm_up.sh"; then
+  echo "SKIP: a local Slurm could not be started (slurm-wlm/munge missing or not startable)"
+  exit 77
+fi
+export SLURM_CONF=${HPDL_SLURM_DIR:-/tmp/hpdl-slurm}/slurm.conf
+export HPDL=$hpdl HPDL_JOBS=$src/jobs HPDL_OUTPUTS=outputs
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+fail() { echo "FAIL: $*"; for f in slurm-*.out; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done; exit 1; }
+# wait_job ID SECONDS: the job's final state (scancel and TIMEOUT_WAITING past the bound).
+wait_job() {
+  local st
+  for _ in $(seq "$2"); do
+    st=$(scontrol show job "$1" -o 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
+    case "$st" in COMPLETED | FAILED | CANCELLED | TIMEOUT | OUT_OF_MEMORY | NODE_FAIL)
+      echo "$st"; return ;;
+    esac
+    sleep 1
+  done
+  scancel "$1"
+  echo TIMEOUT_WAITING
+}
+manifest() { /usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+# (a) sync, 2 tasks
+t0=$(date +%s.%N)
+jid=$(sbatch --parsable -n 2 --overcommit "$HPDL_JOBS/train.sbatch" "$fx/tiny.toml" --set train.epochs=3) || fail "sbatch (a)"
+st=$(wait_job "$jid" 120)
+[ "$st" = COMPLETED ] || fail "(a) job $jid ended $st"
+m=outputs/$jid/manifest.json
+[ "$(manifest "$m" 'm["status"], m["ranks"]')" = "('complete', 2)" ] || fail "(a) $m not complete on 2 ranks"
+latency=$(manifest "$m" "'%.2f' % (m['train_start_unix'] - $t0)")
+echo "(a) sync job $jid: complete in outputs/$jid/; sbatch to first training step: $latency s"
+
+# (b) parameter server, 1 server + 2 workers
+jid=$(HPDL_SERVERS=1 sbatch --parsable -n 3 --overcommit "$HPDL_JOBS/train_ps.sbatch" "$fx/tiny.toml" \
+  --set optimizer.name=sgd --set optimizer.lr=0.1 --set train.epochs=3) || fail "sbatch (b)"
+st=$(wait_job "$jid" 120)
+[ "$st" = COMPLETED ] || fail "(b) job $jid ended $st"
+m=outputs/$jid/manifest.json
+[ "$(manifest "$m" 'm["status"], m["parameter_server"]["mode"], m["parameter_server"]["workers"]')" = "('complete', 'downpour', 2)" ] ||
+  fail "(b) $m is not a complete downpour run with 2 workers"
+echo "(b) parameter-server job $jid: complete, 1 server + 2 workers"
+
+# (c) + (d) sweep and collection
+printf '%s\n' "# a small grid: hidden units x learning rate" \
+  "$fx/tiny.toml model.layers.1.units=8" \
+  "$fx/tiny.toml model.layers.1.units=16 optimizer.lr=0.02   # comment" "" \
+  "$fx/tiny.toml model.layers.1.units=32 train.epochs=2" > grid.txt
+out=$(bash "$HPDL_JOBS/submit_sweep.sh" grid.txt -n 2 --overcommit) || fail "submit_sweep: $out"
+echo "$out"
+array=$(echo "$out" | sed -n 's/.*array job \([0-9]*\),.*/\1/p')
+collect=$(echo "$out" | sed -n 's/.*collection job \([0-9]*\),.*/\1/p')
+st=$(wait_job "$collect" 240)
+[ "$st" = COMPLETED ] || fail "(d) collection job $collect ended $st"
+dir=outputs/$array
+for f in results.csv results.md accuracy_vs_time.png; do [ -s "$dir/$f" ] || fail "(d) missing $dir/$f"; done
+[ "$(grep -c ',complete,' "$dir/results.csv")" -eq 3 ] || fail "(d) $dir/results.csv does not list 3 complete runs"
+grep -q 'units=16 optimizer.lr=0.02' "$dir/results.md" || fail "(d) results.md lacks the grid line"
+cat "$dir/results.md"
+
+# A grid with an unknown key: refused, naming the line, and nothing queued.
+printf '%s\n' "$fx/tiny.toml model.layers.1.units=8" "$fx/tiny.toml optimizer.lrr=0.1" > bad.grid
+before=$(squeue -h | wc -l)
+if err=$(bash "$HPDL_JOBS/submit_sweep.sh" bad.grid 2>&1); then fail "bad grid was accepted: $err"; fi
+echo "$err" | grep -q "bad.grid:2: config .*optimizer: unknown key 'lrr'" || fail "bad grid message: $err"
+[ "$(squeue -h | wc -l)" -eq "$before" ] || fail "bad grid queued jobs"
+echo "bad grid refused: $err"
+
+# (e) time limit 2 min, --signal=USR1@60: Slurm sends it 30-60 s into each run. The job
+# trains about 65 s (calibrated here), so the first run is cut, the job requeues itself
+# (Slurm's requeue delay is cred_expire, 10 s in slurm_up.sh) and finishes on a later run.
+# Plain SGD with a small rate keeps the loss away from zero (and the floats from going
+# subnormal, which would slow later epochs and spoil the calibration).
+wide=(--set model.layers.1.units=1024 --set data.test_file='""' --set train.progress=false
+  --set optimizer.name=sgd --set optimizer.lr=0.001)
+OMP_NUM_THREADS=1 srun -n 2 --overcommit --mpi=pmix "$hpdl" train "$fx/tiny.toml" "${wide[@]}" \
+  --set train.epochs=20 --set run.output_dir='"calibrate"' >/dev/null 2>&1 || fail "calibration run"
+per_epoch=$(/usr/bin/python3 -c "import csv; r = list(csv.DictReader(open('calibrate/tiny/metrics.csv')))[5:]
+print(sum(float(x['epoch_s']) for x in r) / len(r))")
+epochs=$(/usr/bin/python3 -c "import math; print(max(10, math.ceil(65 / max($per_epoch, 1e-4))))")
+echo "(e) calibration: $per_epoch s per epoch -> $epochs epochs"
+jid=$(sbatch --parsable -n 2 --overcommit --time=2 --signal=USR1@60 "$HPDL_JOBS/train.sbatch" \
+  "$fx/tiny.toml" "${wide[@]}" --set train.epochs="$epochs") || fail "sbatch (e)"
+st=$(wait_job "$jid" 600)
+[ "$st" = COMPLETED ] || fail "(e) job $jid ended $st"
+restarts=$(scontrol show job "$jid" -o | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
+[ "${restarts:-0}" -ge 1 ] || fail "(e) job $jid was not requeued"
+grep -q "stopped by SIGUSR1 after step" "outputs/$jid/log.txt" || fail "(e) no checkpoint at the signal"
+grep -q "resumed from" "outputs/$jid/log.txt" || fail "(e) no resume"
+grep -q "requeueing" "slurm-$jid.out" || fail "(e) the script did not requeue"
+[ "$(manifest "outputs/$jid/manifest.json" 'm["status"], m["final"]["epochs"]')" = "('complete', $epochs)" ] ||
+  fail "(e) outputs/$jid is not complete after $epochs epochs"
+OMP_NUM_THREADS=1 srun -n 2 --overcommit --mpi=pmix "$hpdl" train "$fx/tiny.toml" "${wide[@]}" \
+  --set train.epochs="$epochs" --set run.output_dir='"reference"' >/dev/null 2>&1 || fail "reference run"
+/usr/bin/python3 -c "import h5py, sys, numpy as np
+a, b = (h5py.File(f, 'r')['params'][:] for f in sys.argv[1:])
+sys.exit(0 if np.array_equal(a, b) else 'FAIL: (e) requeued job and uninterrupted run differ')" \
+  "outputs/$jid/model.h5" reference/tiny/model.h5 || exit 1
+echo "(e) job $jid: checkpointed at the signal, requeued $restarts time(s), resumed, parameters equal to an uninterrupted run"
+grep -E "checkpoint: step|stopped by|resumed from" "outputs/$jid/log.txt"
+echo "PASS"
