@@ -157,6 +157,14 @@ int64_t ParamShards::read(int server, Counter c) {
   return v;
 }
 
+void ParamShards::set_own(Counter c, int64_t v) {
+  const int me = comm_.rank();
+  HPDL_REQUIRE(me < servers_, "only a server sets its own counters");
+  lock(MPI_LOCK_EXCLUSIVE, me, nullptr);
+  HPDL_CHECK_MPI(MPI_Put(&v, 1, MPI_INT64_T, me, c * sizeof(int64_t), 1, MPI_INT64_T, wins_[me]));
+  HPDL_CHECK_MPI(MPI_Win_unlock(me, wins_[me]));
+}
+
 void ParamShards::poll() {
   int flag = 0;
   HPDL_CHECK_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_.raw(), &flag, MPI_STATUS_IGNORE));

@@ -187,9 +187,8 @@ int train(const TrainArgs& args, const Comm& comm) {
 
   if (report && s.from) report->resumed(*s.from, s.resumed_from);
   // Stop signals are caught from the start (a batch system may send its warning early);
-  // parameter-server runs do not checkpoint (yet), so there, and with on_signal off, the
-  // signals get their default action back and end the job.
-  if (!s.cfg.checkpoint.on_signal || s.cfg.distributed.async()) release_stop_signals();
+  // with on_signal off they get their default action back and end the job.
+  if (!s.cfg.checkpoint.on_signal) release_stop_signals();
   Checkpointer checkpointer(s.cfg.checkpoint, comm, watchdog, s.checkpoint_path,
                             checkpoint_identity(s.cfg, *s.model, comm.size()));
 
@@ -236,8 +235,14 @@ int train(const TrainArgs& args, const Comm& comm) {
   };
   if (report) report->training_starts();
   if (s.cfg.distributed.async()) {
+    // The shards start from the model's parameters: the checkpoint's, when resuming.
+    if (s.from) std::copy(s.from->params.begin(), s.from->params.end(), s.model->params().data());
     AsyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog, prof.get());
-    const std::vector<EpochStats> history = trainer.run(hooks);
+    const std::vector<EpochStats> history = trainer.run(hooks, &checkpointer, s.from.get());
+    if (trainer.stopped_by()) {
+      if (report) report->stopped(trainer.stopped_by(), trainer.total_pushes(), checkpointer);
+      return kExitCheckpointed;
+    }
     std::vector<std::string> reports;
     {
       WatchdogScope guard(watchdog, "worker report gather", trainer.total_pushes());

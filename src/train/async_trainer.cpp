@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/stop_signal.hpp"
 #include "hpdl/optim/optimizer.hpp"
 
 namespace hpdl {
@@ -52,12 +54,22 @@ AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5
 
 AsyncTrainer::~AsyncTrainer() = default;
 
-std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks) {
+std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks, Checkpointer* ckpt,
+                                          const Checkpoint* from) {
+  // Nothing can ask for a checkpoint: the workers skip the per-step request check.
+  const bool any = ckpt && (ckpt->config().on_signal || ckpt->config().every_steps > 0 ||
+                            ckpt->config().every_s > 0);
+  ckpt_ = any ? ckpt : nullptr;
+  hooks_ = &hooks;
+  if (from) restore(*from);
+  if (ckpt_ && ckpt_->config().every_steps > 0)
+    next_ckpt_version_ = (from ? from->global_step : 0) + ckpt_->config().every_steps;
   {
     WatchdogScope guard(watchdog_, "parameter-server start", 0);
     comm_.barrier();
   }
-  t0_ = MPI_Wtime();
+  t0_ = MPI_Wtime() - t_before_;
+  last_ckpt_t_ = t_before_;
   if (shards_.is_server())
     serve();
   else
@@ -67,6 +79,7 @@ std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks) {
     WatchdogScope guard(watchdog_, "parameter-server window free", step_);
     shards_.close();
   }
+  if (stopped_by_) return {};
   return evaluate_snapshots(hooks);
 }
 
@@ -75,17 +88,38 @@ std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks) {
 void AsyncTrainer::serve() {
   const int me = comm_.rank();
   const timespec pause{0, static_cast<long>(dist_.poll_us * 1000)};
-  int64_t next = 1;  // the next epoch to snapshot (server 0)
+  // The next epoch to snapshot (server 0).
+  int64_t next = snapshots_.empty() ? 1 : snapshots_.back().epoch + 1;
   while (true) {
     shards_.poll();
-    // Workers count an epoch before they count themselves done, so reading "done" first
-    // means every epoch of a finished job has been counted by the next read.
-    const bool done = shards_.read(me, ParamShards::kWorkersDone) == workers_;
     if (me == 0) {
+      // Workers count an epoch before they count themselves done, so reading "done" first
+      // means every epoch of a finished job has been counted by the next read.
+      const bool done = shards_.read(0, ParamShards::kWorkersDone) == workers_;
       const int64_t worker_epochs = shards_.read(0, ParamShards::kWorkerEpochs);
       for (; next <= cfg_.train.epochs && worker_epochs >= next * workers_; ++next) snapshot(next);
+      if (done) {
+        shards_.add(0, ParamShards::kFinish, 1);  // no checkpoint after this
+        break;
+      }
+      bool stop = false;
+      if (checkpoint_wanted(&stop)) {
+        if (stop) shards_.add(0, ParamShards::kStop, 1);
+        shards_.add(0, ParamShards::kRequest, 1);
+        ++handled_;
+        while (shards_.read(0, ParamShards::kPaused) < workers_) {
+          shards_.poll();
+          if (pause.tv_nsec > 0) nanosleep(&pause, nullptr);
+        }
+        if (checkpoint_collective(0, 0)) return;
+      }
+    } else {
+      if (shards_.read(0, ParamShards::kFinish) > 0) break;
+      if (shards_.read(0, ParamShards::kRequest) > handled_) {
+        ++handled_;
+        if (checkpoint_collective(0, 0)) return;
+      }
     }
-    if (done) break;
     if (pause.tv_nsec > 0) nanosleep(&pause, nullptr);
   }
   if (me == 0) {
@@ -117,13 +151,15 @@ void AsyncTrainer::work() {
   float* pending = pending_.data();
   const int64_t n = model_.num_params();
   bool stopped = false;
-  for (int64_t epoch = 1; epoch <= cfg_.train.epochs && !stopped; ++epoch) {
+  int64_t epoch = first_epoch_;
+  for (; epoch <= cfg_.train.epochs && !stopped; ++epoch) {
     plan.begin_epoch(cfg_.train.seed, epoch);
-    for (int64_t s = 0; s < plan.steps_per_epoch(); ++s) {
+    for (int64_t s = epoch == first_epoch_ ? first_step_ : 0; s < plan.steps_per_epoch(); ++s) {
       if (cfg_.train.max_steps > 0 && step_ >= cfg_.train.max_steps) {
         stopped = true;
         break;
       }
+      if (checkpoint_requested() && pause_for_checkpoint(epoch, s)) return;
       if (prof_) prof_->begin_step(step_);
       if (step_ % dist_.n_fetch == 0) pull();
       const auto rows = plan.rows(s);
@@ -152,9 +188,18 @@ void AsyncTrainer::work() {
     WatchdogScope guard(watchdog_, "worker-epoch count", step_);
     if (!stopped) shards_.add(0, ParamShards::kWorkerEpochs, 1);
   }
-  WatchdogScope guard(watchdog_, "worker done count", step_);
-  for (int s = 0; s < shards_.servers(); ++s) shards_.add(s, ParamShards::kWorkersDone, 1);
+  {
+    WatchdogScope guard(watchdog_, "worker done count", step_);
+    for (int s = 0; s < shards_.servers(); ++s) shards_.add(s, ParamShards::kWorkersDone, 1);
+  }
   work_s_ = MPI_Wtime() - t0_;
+  // Until every worker is done, checkpoints still need this worker (it has nothing left:
+  // its position says so).
+  const timespec pause{0, static_cast<long>(std::max(dist_.poll_us, 1.0) * 1000)};
+  while (shards_.read(0, ParamShards::kFinish) == 0) {
+    if (checkpoint_requested() && pause_for_checkpoint(stopped ? epoch - 1 : epoch, 0)) return;
+    nanosleep(&pause, nullptr);
+  }
 }
 
 void AsyncTrainer::pull() {
@@ -207,6 +252,173 @@ void AsyncTrainer::push() {
   ++pushes_since_pull_;
   pending_.zero();
   pending_steps_ = 0;
+}
+
+// ---- checkpoints ----
+
+bool AsyncTrainer::checkpoint_requested() {
+  if (!ckpt_) return false;
+  WatchdogScope guard(watchdog_, "checkpoint request check", step_);
+  if (ckpt_->config().on_signal && stop_signal() && !signal_reported_) {
+    shards_.add(0, ParamShards::kSignals, 1);  // server 0 decides
+    signal_reported_ = true;
+  }
+  return shards_.read(0, ParamShards::kRequest) > handled_;
+}
+
+bool AsyncTrainer::pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch) {
+  ++handled_;
+  if (pending_steps_ > 0) push();
+  {
+    WatchdogScope guard(watchdog_, "checkpoint pause", step_);
+    shards_.add(0, ParamShards::kPaused, 1);
+  }
+  return checkpoint_collective(epoch, step_in_epoch);
+}
+
+bool AsyncTrainer::checkpoint_wanted(bool* stop) {
+  if (!ckpt_) return false;
+  const CheckpointConfig& c = ckpt_->config();
+  *stop = c.on_signal && (stop_signal() || shards_.read(0, ParamShards::kSignals) > 0);
+  if (*stop) return true;
+  const double t = MPI_Wtime() - t0_;
+  if (c.every_s > 0 && t - last_ckpt_t_ >= c.every_s) {
+    last_ckpt_t_ = t;
+    return true;
+  }
+  if (c.every_steps > 0 && shards_.read(0, ParamShards::kVersion) >= next_ckpt_version_) {
+    next_ckpt_version_ += c.every_steps;
+    return true;
+  }
+  return false;
+}
+
+bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
+  WatchdogScope guard(watchdog_, "parameter-server checkpoint", step_);
+  const int64_t n = model_.num_params();
+  // Every worker's state goes to rank 0: its position and counts as JSON, then buffers.
+  auto send_floats = [&](const float* p, int dest) {
+    HPDL_CHECK_MPI(MPI_Send(p, static_cast<int>(n), MPI_FLOAT, dest, 1, comm_.raw()));
+  };
+  if (!shards_.is_server()) {
+    nlohmann::json w = {{"epoch", epoch},
+                        {"step_in_epoch", step_in_epoch},
+                        {"step", step_},
+                        {"pushes_since_pull", pushes_since_pull_},
+                        {"pulled_versions", pulled_versions_},
+                        {"epoch_loss", epoch_loss_},
+                        {"epoch_samples", epoch_samples_},
+                        {"epoch_steps", epoch_steps_},
+                        {"w_bak", w_bak_.size() > 0},
+                        {"mean_square", mean_square_.size() > 0}};
+    const std::string text = w.dump();
+    int64_t len = static_cast<int64_t>(text.size());
+    HPDL_CHECK_MPI(MPI_Send(&len, 1, MPI_INT64_T, 0, 0, comm_.raw()));
+    HPDL_CHECK_MPI(MPI_Send(text.data(), static_cast<int>(len), MPI_CHAR, 0, 0, comm_.raw()));
+    send_floats(model_.params().data(), 0);
+    if (w_bak_.size()) send_floats(w_bak_.data(), 0);
+    if (mean_square_.size()) send_floats(mean_square_.data(), 0);
+  }
+  int stop = 0;
+  if (comm_.rank() == 0) {
+    Checkpoint c;
+    c.params.resize(n);
+    std::vector<int64_t> versions(shards_.servers());
+    RmaStats unused;
+    shards_.pull(c.params, versions, unused);  // every worker waits: the shards are still
+    c.global_step = versions[0];               // updates applied
+    c.elapsed_s = MPI_Wtime() - t0_;
+    c.counters.push_back({"ps.versions", versions});
+    c.counters.push_back({"ps.worker_epochs", {shards_.read(0, ParamShards::kWorkerEpochs)}});
+    std::vector<int64_t> meta;
+    for (size_t k = 0; k < snapshots_.size(); ++k) {
+      const Snapshot& sn = snapshots_[k];
+      meta.insert(meta.end(), {sn.epoch, sn.pushes, static_cast<int64_t>(sn.t * 1e6)});
+      c.buffers.push_back({"ps.snapshot" + std::to_string(k), sn.params});
+    }
+    c.counters.push_back({"ps.snapshots", meta});
+    for (int r = shards_.servers(); r < comm_.size(); ++r) {
+      int64_t len = 0;
+      HPDL_CHECK_MPI(MPI_Recv(&len, 1, MPI_INT64_T, r, 0, comm_.raw(), MPI_STATUS_IGNORE));
+      std::string text(static_cast<size_t>(len), '\0');
+      HPDL_CHECK_MPI(MPI_Recv(text.data(), static_cast<int>(len), MPI_CHAR, r, 0, comm_.raw(),
+                              MPI_STATUS_IGNORE));
+      nlohmann::json w = nlohmann::json::parse(text);
+      const std::string key = "worker" + std::to_string(r - shards_.servers());
+      for (const char* buf : {"params", "w_bak", "mean_square"}) {
+        if (std::string(buf) != "params" && !w[buf].get<bool>()) continue;
+        std::vector<float> v(n);
+        HPDL_CHECK_MPI(MPI_Recv(v.data(), static_cast<int>(n), MPI_FLOAT, r, 1, comm_.raw(),
+                                MPI_STATUS_IGNORE));
+        c.buffers.push_back({key + "." + buf, std::move(v)});
+      }
+      // The run's position for the log: the slowest worker's.
+      if (r == shards_.servers() || w["epoch"].get<int64_t>() < c.epoch) {
+        c.epoch = w["epoch"], c.epoch_step = w["step_in_epoch"];
+      }
+      c.extra["workers"].push_back(std::move(w));
+    }
+    total_pushes_ = versions[0];
+    ckpt_->write(std::move(c));
+    if (hooks_ && hooks_->on_checkpoint)
+      hooks_->on_checkpoint(total_pushes_, ckpt_->last_write_s(), ckpt_->last_bytes());
+    stop = shards_.read(0, ParamShards::kStop) > 0 ? 1 : 0;
+    shards_.add(0, ParamShards::kPaused, -workers_);
+    last_ckpt_t_ = MPI_Wtime() - t0_;
+  }
+  // Nobody moves on before rank 0 has read the shards and written the file.
+  HPDL_CHECK_MPI(MPI_Bcast(&stop, 1, MPI_INT, 0, comm_.raw()));
+  if (stop) stopped_by_ = stop_signal() ? stop_signal() : SIGUSR1;
+  return stop != 0;
+}
+
+void AsyncTrainer::restore(const Checkpoint& c) {
+  t_before_ = c.elapsed_s;
+  const std::vector<int64_t>* versions = c.counter("ps.versions");
+  const std::vector<int64_t>* epochs = c.counter("ps.worker_epochs");
+  if (!versions || static_cast<int>(versions->size()) != shards_.servers() || !epochs ||
+      !c.extra.contains("workers") || static_cast<int>(c.extra["workers"].size()) != workers_)
+    throw AgreedError("checkpoint holds no parameter-server state for " +
+                      std::to_string(shards_.servers()) + " server(s) and " +
+                      std::to_string(workers_) + " workers");
+  const int me = comm_.rank();
+  if (shards_.is_server()) {
+    shards_.set_own(ParamShards::kVersion, (*versions)[me]);
+    if (me == 0) {
+      shards_.set_own(ParamShards::kWorkerEpochs, epochs->front());
+      const std::vector<int64_t>* meta = c.counter("ps.snapshots");
+      for (size_t k = 0; meta && 3 * k + 2 < meta->size(); ++k) {
+        const std::vector<float>* p = c.buffer("ps.snapshot" + std::to_string(k));
+        if (!p) throw AgreedError("checkpoint lacks snapshot " + std::to_string(k));
+        snapshots_.push_back(
+            {(*meta)[3 * k], double((*meta)[3 * k + 2]) / 1e6, (*meta)[3 * k + 1], *p});
+      }
+    }
+    return;
+  }
+  const int k = me - shards_.servers();
+  const nlohmann::json& w = c.extra["workers"][k];
+  const std::string key = "worker" + std::to_string(k);
+  auto take = [&](const std::string& name, float* dst) {
+    const std::vector<float>* v = c.buffer(key + "." + name);
+    if (!v || static_cast<int64_t>(v->size()) != model_.num_params())
+      throw AgreedError("checkpoint lacks " + key + "." + name);
+    std::copy(v->begin(), v->end(), dst);
+  };
+  take("params", model_.params().data());
+  if (w_bak_.size()) take("w_bak", w_bak_.data());
+  if (mean_square_.size()) take("mean_square", mean_square_.data());
+  first_epoch_ = w.at("epoch"), first_step_ = w.at("step_in_epoch");
+  step_ = w.at("step");
+  pushes_since_pull_ = w.at("pushes_since_pull");
+  pulled_versions_ = w.at("pulled_versions").get<std::vector<int64_t>>();
+  auto per_epoch = [&](const char* name, std::vector<double>& dst) {
+    const auto v = w.at(name).get<std::vector<double>>();
+    for (size_t e = 0; e < v.size() && e < dst.size(); ++e) dst[e] = v[e];
+  };
+  per_epoch("epoch_loss", epoch_loss_);
+  per_epoch("epoch_samples", epoch_samples_);
+  per_epoch("epoch_steps", epoch_steps_);
 }
 
 // ---- after training ----

@@ -30,7 +30,8 @@ nlohmann::json header_of(const Checkpoint& c) {
           {"global_step", c.global_step},
           {"epoch_loss_sum", c.epoch_loss_sum},
           {"epoch_s", c.epoch_s},
-          {"elapsed_s", c.elapsed_s}};
+          {"elapsed_s", c.elapsed_s},
+          {"extra", c.extra}};
 }
 
 void set_header(Checkpoint& c, const nlohmann::json& h) {
@@ -47,6 +48,7 @@ void set_header(Checkpoint& c, const nlohmann::json& h) {
   c.epoch_loss_sum = h.at("epoch_loss_sum");
   c.epoch_s = h.at("epoch_s");
   c.elapsed_s = h.at("elapsed_s");
+  c.extra = h.value("extra", nlohmann::json());
 }
 
 std::vector<double> history_rows(const std::vector<EpochStats>& h) {

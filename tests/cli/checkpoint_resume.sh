@@ -60,4 +60,34 @@ $expect "checkpoint .*other/checkpoint.h5 cannot be read \\(truncated or not HDF
 $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other \
   --resume-from "$out/other/checkpoint.prev.h5" >/dev/null
 params_equal "$out/full" "$out/other" || { echo "FAIL: run resumed from checkpoint.prev.h5 differs"; exit 1; }
+echo "truncated checkpoint refused; --resume-from checkpoint.prev.h5 gives the uninterrupted parameters"
+
+# Parameter server: 1 server + 1 worker (Downpour, n_fetch = n_push = 1) is deterministic,
+# so interrupted + resumed must equal uninterrupted; 1 server + 2 workers with adaptive
+# DC-ASGD (backups and mean squares in the checkpoint) must resume and finish.
+ps=(--set optimizer.name=sgd --set optimizer.lr=0.05 --set checkpoint.every_steps=300)
+interrupt() {  # NAME NP ARGS...: start, SIGUSR1 after the first checkpoint, expect exit 75
+  local name=$1 np=$2 pid rc=0
+  shift 2
+  $mpirun -np "$np" "$hpdl" train "${args[@]}" "${ps[@]}" --set run.name="$name" "$@" >"$out/$name.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 3000); do [ -f "$out/$name/checkpoint.h5" ] && break; sleep 0.01; done
+  kill -USR1 $pid
+  wait $pid || rc=$?
+  [ "$rc" -eq 75 ] || { echo "FAIL: $name exited $rc, expected 75"; cat "$out/$name.log"; exit 1; }
+  grep -q '"status": "interrupted"' "$out/$name/manifest.json"
+}
+$mpirun -np 2 "$hpdl" train "${args[@]}" "${ps[@]}" --set run.name=ps_full --set distributed.mode=downpour >/dev/null
+interrupt ps_cut 2 --set distributed.mode=downpour
+$mpirun -np 2 "$hpdl" train "${args[@]}" "${ps[@]}" --set run.name=ps_cut --set distributed.mode=downpour --resume >/dev/null
+grep -q "resumed from" "$out/ps_cut/log.txt"
+params_equal "$out/ps_full" "$out/ps_cut" || { echo "FAIL: resumed parameter-server run differs from the uninterrupted one"; exit 1; }
+echo "parameter server 1+1: resumed == uninterrupted"
+dc=(--set distributed.mode=dcasgd --set distributed.dc_adaptive=true)
+interrupt ps_dc 3 "${dc[@]}"
+$mpirun -np 3 "$hpdl" train "${args[@]}" "${ps[@]}" --set run.name=ps_dc "${dc[@]}" --resume >/dev/null
+grep -q '"status": "complete"' "$out/ps_dc/manifest.json"
+acc=$(tail -1 "$out/ps_dc/metrics.csv" | cut -d, -f5)
+/usr/bin/python3 -c "import sys; sys.exit(0 if float('$acc') > 0.9 else 'FAIL: resumed DC-ASGD accuracy $acc')"
+echo "parameter server 1+2 adaptive DC-ASGD: resumed and finished, accuracy $acc"
 echo "PASS"

@@ -42,7 +42,20 @@ StalenessSummary summarize_staleness(const std::vector<int64_t>& hist);
 
 class ParamShards {
  public:
-  enum Counter : int { kVersion = 0, kWorkersDone = 1, kWorkerEpochs = 2 };
+  // kVersion..kWorkerEpochs on every server; the checkpoint handshake uses server 0's:
+  // kRequest (checkpoints requested so far), kPaused (workers waiting in the current one),
+  // kStop (a requested checkpoint ends the run), kSignals (stop signals seen by other ranks),
+  // kFinish (all workers done: no more checkpoints, servers may leave).
+  enum Counter : int {
+    kVersion = 0,
+    kWorkersDone = 1,
+    kWorkerEpochs = 2,
+    kRequest = 3,
+    kPaused = 4,
+    kStop = 5,
+    kSignals = 6,
+    kFinish = 7
+  };
 
   // Collective over comm. Ranks 0..servers-1 allocate and fill their shard from `initial`
   // (the same on every rank); the others allocate empty windows.
@@ -69,6 +82,8 @@ class ParamShards {
 
   void add(int server, Counter c, int64_t v);
   int64_t read(int server, Counter c);
+  // A server sets a counter of its own window (resuming, before training starts).
+  void set_own(Counter c, int64_t v);
   // Server loop: lets MPI make progress on incoming one-sided operations.
   void poll();
   // Times lock waits and flushes (nested inside a pull or push). Null: off.

@@ -10,6 +10,12 @@
 // parameters whenever the workers together have finished another epoch, and once all
 // are done; after training every rank evaluates the snapshots together, so the metrics
 // have one row per epoch as in sync mode, timed without the evaluations.
+// Checkpoints: server 0 decides (a stop signal on any rank, every `every_s` seconds, every
+// `every_steps` server updates) and raises kRequest; each worker sees it at its next step
+// (done workers while they wait for the end), pushes what it has pending and pauses; when
+// all are paused every rank enters one collective in which rank 0 reads every shard and
+// gathers the workers' state (position, local parameters, DC-ASGD backup and mean
+// squares), writes the checkpoint, and all carry on, or stop after a signal.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -22,6 +28,7 @@
 #include "hpdl/dist/watchdog.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
+#include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/passes.hpp"
 #include "hpdl/train/trainer.hpp"
 
@@ -34,8 +41,12 @@ class AsyncTrainer {
                Watchdog& watchdog, Profiler* prof = nullptr);
   ~AsyncTrainer();
 
-  // Collective. Afterwards model.params() holds the final parameters on every rank.
-  std::vector<EpochStats> run(const TrainHooks& hooks);
+  // Collective. Afterwards model.params() holds the final parameters on every rank, unless a
+  // stop signal ended training at a checkpoint (stopped_by() != 0, no history). With `from`,
+  // continues that checkpoint (the model must already hold its parameters).
+  std::vector<EpochStats> run(const TrainHooks& hooks, Checkpointer* ckpt = nullptr,
+                              const Checkpoint* from = nullptr);
+  int stopped_by() const { return stopped_by_; }
 
   const ConfusionMatrix& last_confusion() const { return evaluator_.confusion(); }
   int64_t total_pushes() const { return total_pushes_; }
@@ -52,6 +63,16 @@ class AsyncTrainer {
   void serve();
   void snapshot(int64_t epoch);
   void work();
+  // Worker: a checkpoint was requested (and a local stop signal was reported to server 0).
+  bool checkpoint_requested();
+  // Worker: push what is pending, count itself paused, join the checkpoint. True = stop.
+  bool pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch);
+  // Server 0: whether to request a checkpoint now; *stop = it ends the run.
+  bool checkpoint_wanted(bool* stop);
+  // Collective: rank 0 writes the checkpoint from the shards and every worker's state.
+  // Returns whether the run stops here (on every rank).
+  bool checkpoint_collective(int64_t epoch, int64_t step_in_epoch);
+  void restore(const Checkpoint& c);
   void pull();
   void push();
   std::vector<EpochStats> evaluate_snapshots(const TrainHooks& hooks);
@@ -81,6 +102,16 @@ class AsyncTrainer {
   RmaStats rma_;
   double work_s_ = 0;
   std::vector<double> epoch_loss_, epoch_samples_, epoch_steps_;
+
+  // checkpoints
+  Checkpointer* ckpt_ = nullptr;
+  const TrainHooks* hooks_ = nullptr;
+  int64_t handled_ = 0;  // checkpoint requests answered
+  bool signal_reported_ = false;
+  int stopped_by_ = 0;
+  int64_t first_epoch_ = 1, first_step_ = 0;  // a resumed worker's position
+  int64_t next_ckpt_version_ = 0;
+  double last_ckpt_t_ = 0, t_before_ = 0;  // t_before_: training time before a resume
 
   // server 0 state
   double t0_ = 0;

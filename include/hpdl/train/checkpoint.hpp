@@ -7,6 +7,7 @@
 // so the epoch and the step within it are the whole data cursor.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,7 @@ struct Checkpoint {
   std::vector<float> params;
   std::vector<std::pair<std::string, std::vector<float>>> buffers;
   std::vector<std::pair<std::string, std::vector<int64_t>>> counters;
+  nlohmann::json extra;  // small structured state (parameter-server workers' positions)
 
   const std::vector<float>* buffer(const std::string& name) const;
   const std::vector<int64_t>* counter(const std::string& name) const;

@@ -33,6 +33,7 @@ class Checkpointer {
   // Collective: completes the outstanding flag agreement. Call before leaving the loop.
   void finish(int64_t global_step);
 
+  const CheckpointConfig& config() const { return cfg_; }
   const std::string& path() const { return path_; }
   int64_t written() const { return written_; }
   double last_write_s() const { return last_write_s_; }
