@@ -31,10 +31,14 @@ srun_train() {
   exit "$rc"
 }
 
-# grid_lines GRID: the configurations of a sweep grid, one per line: comments (#) and blank
-# lines dropped. Line k (0-based) is array task k.
+# grid_entries GRID: "LINE<TAB>CONFIG key=value ..." for every configuration of a sweep grid
+# (comments after '#' and blank lines dropped; values contain no spaces: [1,28,28]).
+# Entry k (0-based) is array task k; grid_lines prints the entries without line numbers.
+grid_entries() {
+  sed -e 's/#.*//' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$1" | awk 'NF { print NR "\t" $0 }'
+}
 grid_lines() {
-  sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$1" | grep -v '^[[:space:]]*$'
+  grid_entries "$1" | cut -f2-
 }
 
 # grid_args LINE: "CONFIG key=value ..." as hpdl train arguments: CONFIG --set key=value ...

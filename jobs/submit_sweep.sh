@@ -3,7 +3,8 @@
 # bad), then the array job (c) with one task per line and the collection job (d) after it.
 #   bash jobs/submit_sweep.sh GRID [sbatch options for the array tasks, e.g. -n 4 --time=2:00:00]
 # Grid file: one configuration per line, "CONFIG key=value key=value ..." (the keys are
-# hpdl --set overrides); '#' starts a comment. Prints the two job ids and the sweep directory.
+# hpdl --set overrides, values without spaces); '#' starts a comment. Prints the two job
+# ids and the sweep directory.
 set -eu
 jobs_dir=$(cd "$(dirname "$0")" && pwd)
 source "$jobs_dir/lib.sh"
@@ -13,18 +14,14 @@ shift
 [ -f "$grid" ] || { echo "submit_sweep: grid file $grid not found" >&2; exit 1; }
 hpdl=$(SLURM_SUBMIT_DIR=$PWD hpdl_bin)
 n=0
-lineno=0
-while IFS= read -r raw || [ -n "$raw" ]; do
-  lineno=$((lineno + 1))
-  line=$(printf '%s' "$raw" | sed -e 's/#.*//' -e 's/[[:space:]]*$//')
-  [ -n "${line//[[:space:]]/}" ] || continue
+while IFS=$'\t' read -r lineno line; do
   mapfile -t args < <(grid_args "$line")
   if ! err=$("$hpdl" check "${args[@]}" 2>&1 >/dev/null); then
     echo "submit_sweep: $grid:$lineno: ${err#hpdl: error: }" >&2
     exit 1
   fi
   n=$((n + 1))
-done < "$grid"
+done < <(grid_entries "$grid")
 [ $n -gt 0 ] || { echo "submit_sweep: $grid has no configurations" >&2; exit 1; }
 export HPDL_JOBS=$jobs_dir
 array=$(sbatch --parsable --array=0-$((n - 1)) "$@" "$jobs_dir/sweep.sbatch" "$grid")

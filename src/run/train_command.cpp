@@ -202,7 +202,7 @@ int train(const TrainArgs& args, const Comm& comm) {
       progress.clear();
       report->epoch(st);
     };
-    hooks.on_checkpoint = [&](int64_t step, double write_s, uint64_t bytes) {
+    checkpointer.on_written = [&](int64_t step, double write_s, uint64_t bytes) {
       progress.clear();
       report->checkpoint(step, write_s, bytes);
     };

@@ -60,7 +60,6 @@ std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks, Checkpointer*
   const bool any = ckpt && (ckpt->config().on_signal || ckpt->config().every_steps > 0 ||
                             ckpt->config().every_s > 0);
   ckpt_ = any ? ckpt : nullptr;
-  hooks_ = &hooks;
   if (from) restore(*from);
   if (ckpt_ && ckpt_->config().every_steps > 0)
     next_ckpt_version_ = (from ? from->global_step : 0) + ckpt_->config().every_steps;
@@ -107,9 +106,13 @@ void AsyncTrainer::serve() {
         if (stop) shards_.add(0, ParamShards::kStop, 1);
         shards_.add(0, ParamShards::kRequest, 1);
         ++handled_;
-        while (shards_.read(0, ParamShards::kPaused) < workers_) {
-          shards_.poll();
-          if (pause.tv_nsec > 0) nanosleep(&pause, nullptr);
+        {
+          // Every worker pauses within one step of its own.
+          WatchdogScope guard(watchdog_, "waiting for the workers to pause", handled_);
+          while (shards_.read(0, ParamShards::kPaused) < workers_) {
+            shards_.poll();
+            if (pause.tv_nsec > 0) nanosleep(&pause, nullptr);
+          }
         }
         if (checkpoint_collective(0, 0)) return;
       }
@@ -194,11 +197,18 @@ void AsyncTrainer::work() {
   }
   work_s_ = MPI_Wtime() - t0_;
   // Until every worker is done, checkpoints still need this worker (it has nothing left:
-  // its position says so).
+  // its position says so). Waiting for the slower workers is bounded like any wait.
   const timespec pause{0, static_cast<long>(std::max(dist_.poll_us, 1.0) * 1000)};
-  while (shards_.read(0, ParamShards::kFinish) == 0) {
-    if (checkpoint_requested() && pause_for_checkpoint(stopped ? epoch - 1 : epoch, 0)) return;
-    nanosleep(&pause, nullptr);
+  while (true) {
+    bool finished = false, requested = false;
+    {
+      WatchdogScope guard(watchdog_, "waiting for the other workers", step_);
+      while (!(finished = shards_.read(0, ParamShards::kFinish) > 0) &&
+             !(requested = ckpt_ && request_pending()))
+        nanosleep(&pause, nullptr);
+    }
+    if (finished) return;
+    if (pause_for_checkpoint(stopped ? epoch - 1 : epoch, 0)) return;
   }
 }
 
@@ -259,6 +269,10 @@ void AsyncTrainer::push() {
 bool AsyncTrainer::checkpoint_requested() {
   if (!ckpt_) return false;
   WatchdogScope guard(watchdog_, "checkpoint request check", step_);
+  return request_pending();
+}
+
+bool AsyncTrainer::request_pending() {
   if (ckpt_->config().on_signal && stop_signal() && !signal_reported_) {
     shards_.add(0, ParamShards::kSignals, 1);  // server 0 decides
     signal_reported_ = true;
@@ -360,8 +374,6 @@ bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
     }
     total_pushes_ = versions[0];
     ckpt_->write(std::move(c));
-    if (hooks_ && hooks_->on_checkpoint)
-      hooks_->on_checkpoint(total_pushes_, ckpt_->last_write_s(), ckpt_->last_bytes());
     stop = shards_.read(0, ParamShards::kStop) > 0 ? 1 : 0;
     shards_.add(0, ParamShards::kPaused, -workers_);
     last_ckpt_t_ = MPI_Wtime() - t0_;

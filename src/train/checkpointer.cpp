@@ -72,6 +72,7 @@ void Checkpointer::write(Checkpoint c) {
   last_bytes_ = write_checkpoint(path_, c);
   last_write_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++written_;
+  if (on_written) on_written(c.global_step, last_write_s_, last_bytes_);
 }
 
 }  // namespace hpdl

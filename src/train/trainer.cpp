@@ -88,19 +88,8 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
                       done * cfg_.train.batch / t);
       }
       if (ckpt && ckpt->due(global_step_)) {
-        Checkpoint c = state();
-        c.epoch = epoch, c.epoch_step = done;
-        c.epoch_loss_sum = loss_sum;
-        {
-          WatchdogScope guard(watchdog_, "checkpoint loss sum", global_step_);
-          comm_.allreduce_sum(&c.epoch_loss_sum, 1);
-        }
-        c.epoch_s = epoch_s0 + seconds_since(t_epoch);
-        c.elapsed_s = resumed_elapsed_s + seconds_since(t_start);
-        c.history = history;
-        ckpt->write(std::move(c));
-        if (hooks.on_checkpoint)
-          hooks.on_checkpoint(global_step_, ckpt->last_write_s(), ckpt->last_bytes());
+        ckpt->write(state(epoch, done, loss_sum, epoch_s0 + seconds_since(t_epoch),
+                          resumed_elapsed_s + seconds_since(t_start), history));
         if ((stopped_by_ = ckpt->stop_signal()) != 0) {
           ckpt->finish(global_step_);
           return history;
@@ -137,10 +126,19 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
   return history;
 }
 
-Checkpoint SyncTrainer::state() {
+Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum, double epoch_s,
+                              double elapsed_s, const std::vector<EpochStats>& history) {
   Checkpoint c;
   c.global_step = global_step_;
+  c.epoch = epoch, c.epoch_step = epoch_step;
+  c.epoch_loss_sum = loss_sum;
+  {
+    WatchdogScope guard(watchdog_, "checkpoint loss sum", global_step_);
+    comm_.allreduce_sum(&c.epoch_loss_sum, 1);
+  }
   if (comm_.rank() != 0) return c;  // only rank 0 writes
+  c.epoch_s = epoch_s, c.elapsed_s = elapsed_s;
+  c.history = history;
   c.params.assign(model_.params().begin(), model_.params().end());
   const OptimizerState opt = optimizer_->state();
   for (const auto& [name, buf] : opt.buffers)

@@ -14,10 +14,8 @@ expect="bash $(dirname "$0")/expect_error.sh"
 rm -rf "$out"
 mkdir -p "$out"
 args=("$fx/tiny.toml" --set "run.output_dir=\"$out\"" --set train.epochs=300)
-params_equal() {  # model.h5 of two runs, bitwise (Debian's python3 has h5py)
-  /usr/bin/python3 -c "import h5py, sys, numpy as np
-a, b = (h5py.File(f + '/model.h5', 'r')['params'][:] for f in sys.argv[1:])
-sys.exit(0 if np.array_equal(a, b) else 1)" "$1" "$2"
+params_equal() {  # model.h5 of two run directories, bitwise
+  /usr/bin/python3 "$(dirname "$0")/params_equal.py" "$1/model.h5" "$2/model.h5"
 }
 
 $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=full >/dev/null
@@ -43,6 +41,12 @@ params_equal "$out/full" "$out/cut" || { echo "FAIL: resumed run's parameters di
 cmp <(cut -d, -f1-6 "$out/full/metrics.csv") <(cut -d, -f1-6 "$out/cut/metrics.csv") ||
   { echo "FAIL: resumed run's metrics differ"; exit 1; }
 echo "resume after SIGUSR1: parameters and metrics equal to the uninterrupted run"
+$expect "output directory .*cut already holds a completed run, nothing to resume" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=cut --resume
+$expect "checkpoint .*nope.h5 not found" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=nope --resume-from "$out/nope.h5"
+$expect "checkpoint .*full/model.h5: it is not an hpdl checkpoint" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=nope --resume-from "$out/full/model.h5"
 
 # A different model, a different rank layout.
 mv "$out/cut_copy" "$out/other"

@@ -104,10 +104,8 @@ grep -q "requeueing" "slurm-$jid.out" || fail "(e) the script did not requeue"
   fail "(e) outputs/$jid is not complete after $epochs epochs"
 OMP_NUM_THREADS=1 srun -n 2 --overcommit --mpi=pmix "$hpdl" train long.toml "${wide[@]}" \
   --set run.output_dir='"reference"' >/dev/null 2>&1 || fail "reference run"
-/usr/bin/python3 -c "import h5py, sys, numpy as np
-a, b = (h5py.File(f, 'r')['params'][:] for f in sys.argv[1:])
-sys.exit(0 if np.array_equal(a, b) else 'FAIL: (e) requeued job and uninterrupted run differ')" \
-  "outputs/$jid/model.h5" reference/tiny/model.h5 || exit 1
+/usr/bin/python3 "$src/tests/cli/params_equal.py" "outputs/$jid/model.h5" reference/tiny/model.h5 ||
+  fail "(e) requeued job and uninterrupted run differ"
 echo "(e) job $jid: checkpointed at the signal, requeued $restarts time(s), resumed, parameters equal to an uninterrupted run"
 grep -E "checkpoint: step|stopped by|resumed from" "outputs/$jid/log.txt"
 echo "PASS"

@@ -64,7 +64,9 @@ class AsyncTrainer {
   void snapshot(int64_t epoch);
   void work();
   // Worker: a checkpoint was requested (and a local stop signal was reported to server 0).
+  // request_pending() is the same without arming the watchdog (the caller does).
   bool checkpoint_requested();
+  bool request_pending();
   // Worker: push what is pending, count itself paused, join the checkpoint. True = stop.
   bool pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch);
   // Server 0: whether to request a checkpoint now; *stop = it ends the run.
@@ -105,7 +107,6 @@ class AsyncTrainer {
 
   // checkpoints
   Checkpointer* ckpt_ = nullptr;
-  const TrainHooks* hooks_ = nullptr;
   int64_t handled_ = 0;  // checkpoint requests answered
   bool signal_reported_ = false;
   int stopped_by_ = 0;

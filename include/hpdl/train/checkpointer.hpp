@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "hpdl/config/config.hpp"
@@ -28,8 +29,10 @@ class Checkpointer {
   bool due(int64_t global_step);
   // The stop signal that made the last due() true (SIGUSR1, SIGTERM), or 0.
   int stop_signal() const { return stop_; }
-  // Rank 0 writes `c` (identity filled in here); the others return at once.
+  // Rank 0 writes `c` (identity filled in here) and calls on_written; the others return.
   void write(Checkpoint c);
+  // Rank 0's report of each checkpoint written (global step, seconds, bytes).
+  std::function<void(int64_t global_step, double write_s, uint64_t bytes)> on_written;
   // Collective: completes the outstanding flag agreement. Call before leaving the loop.
   void finish(int64_t global_step);
 

@@ -31,7 +31,6 @@ struct TrainHooks {
                      double samples_per_s)>
       on_step;
   std::function<void(const EpochStats&)> on_epoch;
-  std::function<void(int64_t global_step, double write_s, uint64_t bytes)> on_checkpoint;
 };
 
 class SyncTrainer {
@@ -49,8 +48,10 @@ class SyncTrainer {
   // One training step on global step `step` with this rank's rows; returns the local loss sum.
   double step(std::span<const int64_t> rows, int64_t global_step);
 
-  // This rank's parameters and optimizer state (rank 0; the others fill only the step).
-  Checkpoint state();
+  // Collective: the checkpoint of this point of training (position, loss so far summed
+  // over ranks, and on rank 0 the parameters and optimizer state).
+  Checkpoint state(int64_t epoch, int64_t epoch_step, double loss_sum, double epoch_s,
+                   double elapsed_s, const std::vector<EpochStats>& history);
   // Parameters, optimizer state and global step from a checkpoint (on every rank).
   void restore(const Checkpoint& c);
 
