@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake git pkg-config xz-utils procps
-  openmpi-bin libopenmpi-dev libdnnl-dev libhdf5-dev zlib1g-dev
+  openmpi-bin libopenmpi-dev libdnnl-dev ocl-icd-opencl-dev libhdf5-dev zlib1g-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   dataset-fashion-mnist python3 python3-matplotlib python3-h5py
   slurm-wlm munge lmod)
@@ -21,9 +21,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# A failed configure or compile stops here with the tool's own error lines; the full log
+# stays in build/. (No stale binary is ever tested: the build must succeed.)
 echo "== building hpdl (build/)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j2 2>&1 | grep -E "error|warning: unused|Linking CXX executable" || true
+mkdir -p build
+if ! cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build/configure.log 2>&1; then
+  cat build/configure.log >&2
+  echo "setup: cmake configure failed (log: build/configure.log)" >&2
+  exit 1
+fi
+if ! cmake --build build -j2 >build/build.log 2>&1; then
+  grep -E -A4 "error|Error [0-9]+|undefined reference|CMake Error" build/build.log | head -80 >&2
+  echo "setup: the build failed (full log: build/build.log)" >&2
+  exit 1
+fi
 test -x build/hpdl
 
 FM=/usr/share/datasets/fashion-mnist

@@ -31,15 +31,24 @@ if [ ${#missing[@]} -gt 0 ]; then
     >/dev/null 2>&1 || { echo "slurm_up: cannot install ${missing[*]}" >&2; exit 1; }
 fi
 
+# failed DAEMON: one line naming the daemon and the last error in its log, then exit 1.
+failed() {
+  local log=$state/log/$1.log why
+  why=$(grep -iE "error|fatal" "$log" 2>/dev/null | tail -n 2 | tr '\n' ' ')
+  echo "slurm_up: $1 did not start: ${why:-no error in its log} (see $log)" >&2
+  exit 1
+}
+
 stop
 mkdir -p "$state"/{spool,ctld,log,munge}
+rm -f "$state"/log/*.log   # so an error found below is from this start
 chmod 700 "$state/munge"
 # munge: a key of our own, its socket in the state folder.
 [ -f "$state/munge/munge.key" ] || { dd if=/dev/urandom bs=1 count=1024 of="$state/munge/munge.key" 2>/dev/null; chmod 400 "$state/munge/munge.key"; }
 sock=$state/munge/munge.socket
 munged --force --key-file="$state/munge/munge.key" --socket="$sock" \
   --pid-file="$state/munged.pid" --log-file="$state/log/munged.log" --seed-file="$state/munge/seed" \
-  || { echo "slurm_up: munged did not start (see $state/log/munged.log)" >&2; exit 1; }
+  || failed munged
 
 cpus=$(nproc)
 mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 - 1024 ))
@@ -79,12 +88,13 @@ NodeName=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
 export SLURM_CONF=$conf
-slurmctld -f "$conf" || { echo "slurm_up: slurmctld did not start (see $state/log/slurmctld.log)" >&2; exit 1; }
-slurmd -f "$conf" || { echo "slurm_up: slurmd did not start (see $state/log/slurmd.log)" >&2; exit 1; }
+slurmctld -f "$conf" || failed slurmctld
+slurmd -f "$conf" || failed slurmd
 for _ in $(seq 60); do
   sinfo -h -o %t 2>/dev/null | grep -qE "^(idle|mix|alloc)" && exit 0
   scontrol update nodename=localhost state=resume >/dev/null 2>&1
   sleep 1
 done
-echo "slurm_up: the node did not become idle within 60 s (see $state/log/)" >&2
+why=$(grep -ihE "error|fatal" "$state"/log/slurm*.log 2>/dev/null | tail -n 2 | tr '\n' ' ')
+echo "slurm_up: the node did not become idle within 60 s: ${why:-no error logged} (see $state/log/)" >&2
 exit 1

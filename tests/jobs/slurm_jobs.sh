@@ -8,10 +8,15 @@
 # Usage: slurm_jobs.sh SOURCE_DIR HPDL FIXTURES WORK_DIR     (exit 77 = skipped)
 set -u
 src=$1 hpdl=$2 fx=$3 work=$4
-if ! bash "$src/scripts/slurm_up.sh"; then
-  echo "SKIP: a local Slurm could not be started (slurm-wlm/munge missing or not startable)"
-  exit 77
+source "$src/tests/skip.sh"
+# (Its messages go through a file: the daemons it starts must not hold a pipe open.)
+up_log=$(mktemp)
+if ! bash "$src/scripts/slurm_up.sh" >"$up_log" 2>&1; then
+  why=$(tr '\n' ' ' <"$up_log")
+  rm -f "$up_log"
+  skip "a local Slurm could not be started: ${why:-slurm_up.sh failed}"
 fi
+rm -f "$up_log"
 export SLURM_CONF=${HPDL_SLURM_DIR:-/tmp/hpdl-slurm}/slurm.conf
 export HPDL=$hpdl HPDL_JOBS=$src/jobs HPDL_OUTPUTS=outputs
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
