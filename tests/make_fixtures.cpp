@@ -1,6 +1,8 @@
 // Writes the small HDF5 files and configs the command-line tests train on or reject:
 // a good tiny dataset, and one file per kind of bad data (labels out of range, NaN,
-// wrong sample shape, missing dataset, fewer samples than ranks).
+// wrong sample shape, missing dataset, fewer samples than ranks, one huge finite value).
+#include <sys/stat.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +17,8 @@ using namespace hpdl;
 namespace {
 
 void write_split(const std::string& path, int64_t n, std::vector<hsize_t> sample, bool with_y,
-                 int bad_label_row = -1, int nan_row = -1) {
+                 int bad_label_row = -1, int nan_row = -1, float bad_value = std::nanf(""),
+                 int64_t bad_count = 1) {
   int64_t per = 1;
   for (auto d : sample) per *= d;
   std::vector<float> x(n * per);
@@ -28,7 +31,8 @@ void write_split(const std::string& path, int64_t n, std::vector<hsize_t> sample
       x[i * per + j] = 0.3f * rng.uniform() + ((j * 4 / per) == y[i] ? 1.0f : 0.0f);
   }
   if (bad_label_row >= 0) y[bad_label_row] = 7;
-  if (nan_row >= 0) x[nan_row * per + 3] = std::nanf("");
+  if (nan_row >= 0)
+    for (int64_t j = 3; j < 3 + bad_count; ++j) x[nan_row * per + j] = bad_value;
   std::vector<hsize_t> dims = {hsize_t(n)};
   dims.insert(dims.end(), sample.begin(), sample.end());
   h5_write_atomically(path, [&](hid_t f) {
@@ -51,6 +55,9 @@ int main(int argc, char** argv) {
   write_split(d + "/no_y.h5", 64, {1, 8, 8}, false);
   write_split(d + "/wrong_rank.h5", 64, {64}, true);
   write_split(d + "/three.h5", 3, {1, 8, 8}, true);
+  // Finite (it passes validation) but so large that the forward pass overflows: the step
+  // that meets row 45 has a non-finite loss and gradient.
+  write_split(d + "/huge.h5", 256, {1, 8, 8}, true, -1, 45, 3e38f, 60);
   std::ofstream(d + "/tiny.toml") << "[run]\nname = \"tiny\"\noutput_dir = \"" << d
                                   << "/outputs\"\nwatchdog_s = 60\n"
                                   << "[data]\ntrain_file = \"" << d << "/train.h5\"\ntest_file = \""
@@ -63,5 +70,8 @@ int main(int argc, char** argv) {
                                   << "[optimizer]\nname = \"adam\"\nlr = 0.01\n"
                                   << "[train]\nbatch = 16\nepochs = 3\nprogress = false\n";
   std::ofstream(d + "/malformed.toml") << "[model\ninput = [1, 8\n";
+  // A FIFO in place of a data file: opening it would block every rank.
+  std::remove((d + "/fifo.h5").c_str());
+  if (mkfifo((d + "/fifo.h5").c_str(), 0600) != 0) return 1;
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/nn/builder.hpp"
+#include "hpdl/run/same_job.hpp"
 
 using namespace hpdl;
 
@@ -151,3 +152,18 @@ TEST(Config, EveryShippedConfigLoadsAndBuilds) {
 }
 
 }  // namespace
+
+// The same-job agreement names the first differing key of TOML-like text.
+TEST(SameJob, FirstDifferenceNamesTheKey) {
+  const std::string a = "[optimizer]\nlr = 0.1\nname = \"sgd\"\n[[model.layers]]\nunits = 8\n";
+  const std::string b = "[optimizer]\nlr = 0.1\nname = \"sgd\"\n[[model.layers]]\nunits = 16\n";
+  EXPECT_EQ(first_difference(a, a), "");
+  EXPECT_EQ(first_difference(a, b), "model.layers.0.units: 8 vs 16");
+  EXPECT_EQ(first_difference(a + "x = 1\n", a), "model.layers.0.x: 1 vs (not set)");
+  EXPECT_EQ(first_difference(a, a + "[[model.layers]]\nunits = 4\n"),
+            "model.layers.1.units: (not set) vs 4");
+  // A key present on one side only does not shift the comparison of the others.
+  EXPECT_EQ(first_difference("[d]\nmode = 'x'\n" + a, a), "d.mode: 'x' vs (not set)");
+  EXPECT_NE(fnv1a64(a), fnv1a64(b));
+  EXPECT_EQ(fnv1a64(""), 14695981039346656037ull);
+}

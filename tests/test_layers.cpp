@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "hpdl/core/error.hpp"
 #include "hpdl/core/rng.hpp"
 #include "hpdl/nn/branches.hpp"
 #include "hpdl/nn/layers.hpp"
@@ -143,6 +144,22 @@ TEST_P(LayerTest, MaxPoolOddSizeGradient) {  // rows/columns past the last windo
   gradient_check(
       GetParam(), [] { return std::make_unique<MaxPool2d>(2, 2); }, Shape{{2, 2, 5, 7}}, false,
       Inputs::kSeparated);
+}
+// Window arithmetic never truncates a negative span into one output position.
+TEST(WindowShapes, OutputsOrZero) {
+  EXPECT_EQ(window_outputs(8, 16, 16, 0), 0);  // (8 - 16) / 16 + 1 would be 1
+  EXPECT_EQ(window_outputs(8, 9, 1, 0), 0);
+  EXPECT_EQ(window_outputs(8, 9, 1, 1), 2);  // fits once padded
+  EXPECT_EQ(window_outputs(8, 2, 2, 0), 4);
+  EXPECT_EQ(window_outputs(5, 3, 2, 1), 3);
+  EXPECT_EQ(window_outputs(8, 8, 1, 0), 1);
+  EXPECT_EQ(window_outputs(8, 2, 0, 0), 0);  // stride 0
+  EXPECT_EQ(window_outputs(8, 0, 1, 0), 0);  // empty window
+}
+TEST(WindowShapes, LayersRefuseAWindowLargerThanTheirInput) {
+  EXPECT_THROW(MaxPool2d(16, 16).setup(Shape{{2, 1, 8, 8}}), Error);
+  EXPECT_THROW(Conv2d(2, 9, 1, 0).setup(Shape{{2, 1, 8, 8}}), Error);
+  EXPECT_EQ(Conv2d(2, 9, 1, 1).setup(Shape{{2, 1, 8, 8}}).str(), Shape({{2, 2, 2, 2}}).str());
 }
 TEST_P(LayerTest, DropoutGradient) {
   gradient_check(

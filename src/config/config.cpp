@@ -11,6 +11,7 @@
 
 #include "hpdl/config/table_reader.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/input_file.hpp"
 
 namespace hpdl {
 namespace {
@@ -72,7 +73,8 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   Config c;
   c.source = path;
   const std::string where = "config " + path;
-  if (!std::filesystem::is_regular_file(path)) throw Error(where + ": file not found");
+  if (!std::filesystem::exists(path)) throw Error(where + ": file not found");
+  require_input_file(path, "config");
   try {
     c.resolved = toml::parse_file(path);
   } catch (const toml::parse_error& err) {
@@ -88,7 +90,8 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     c.run.output_dir = r.get_string("output_dir", "outputs");
     c.run.overwrite = r.get_bool("overwrite", false);
     c.run.backend = r.get_string("backend", "onednn", {"onednn", "reference"});
-    c.run.watchdog_s = r.get_double("watchdog_s", 600.0, 0.0, kInf);
+    // Every wait for another rank is bounded by it: 0 would mean no bound at all.
+    c.run.watchdog_s = r.get_double_above("watchdog_s", 600.0, 0.0, kInf);
     r.finish();
   }
   {
@@ -121,12 +124,11 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     TableReader r(root.get_table("optimizer"), where + ": optimizer");
     auto& o = c.optimizer;
     o.name = r.get_string("name", "sgd", {"sgd", "adam"});
-    o.lr = r.get_double("lr", 0.01, 0.0, kInf);
-    if (o.lr <= 0) throw Error(where + ": optimizer.lr = " + std::to_string(o.lr) + " must be > 0");
+    o.lr = r.get_double_above("lr", 0.01, 0.0, kInf);
     o.momentum = r.get_double("momentum", 0.0, 0.0, 0.999999);
     o.beta1 = r.get_double("beta1", 0.9, 0.0, 0.999999);
     o.beta2 = r.get_double("beta2", 0.999, 0.0, 0.999999999);
-    o.eps = r.get_double("eps", 1e-8, 0.0, 1.0);
+    o.eps = r.get_double_above("eps", 1e-8, 0.0, 1.0);  // Adam divides by sqrt(v) + eps
     o.l2 = r.get_double("l2", 0.0, 0.0, kInf);
     o.clip_norm = r.get_double("clip_norm", 0.0, 0.0, kInf);
     r.finish();
@@ -138,6 +140,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     c.train.max_steps = r.get_int("max_steps", 0, 0, kMaxInt);
     c.train.seed = static_cast<uint64_t>(r.get_int("seed", 1, 0, kMaxInt));
     c.train.progress = r.get_bool("progress", true);
+    c.train.nonfinite = r.get_string("nonfinite", TrainConfig{}.nonfinite, {"stop", "skip"});
     r.finish();
   }
   {
@@ -181,6 +184,11 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
                 "optimizer.momentum = 0");
   }
   if (c.run.name.empty()) c.run.name = std::filesystem::path(path).stem().string();
+  // The run directory is output_dir/name: a name must not lead out of output_dir.
+  if (c.run.name == "." || c.run.name == ".." || c.run.name.find('/') != std::string::npos) {
+    throw Error(where + ": run.name = \"" + c.run.name +
+                "\" must be a plain directory name (no '/', not '.' or '..')");
+  }
   return c;
 }
 

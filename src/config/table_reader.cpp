@@ -38,6 +38,16 @@ int64_t TableReader::get_int(const std::string& key, std::optional<int64_t> def,
 
 double TableReader::get_double(const std::string& key, std::optional<double> def, double min,
                                double max) {
+  return number(key, def, min, max, false);
+}
+
+double TableReader::get_double_above(const std::string& key, std::optional<double> def,
+                                     double above, double max) {
+  return number(key, def, above, max, true);
+}
+
+double TableReader::number(const std::string& key, std::optional<double> def, double min,
+                           double max, bool above_min) {
   const toml::node* n = find(key);
   if (!n) {
     if (!def) bad(key, "is missing");
@@ -51,9 +61,10 @@ double TableReader::get_double(const std::string& key, std::optional<double> def
   } else {
     bad(key, "must be a number");
   }
-  if (!std::isfinite(v) || v < min || v > max) {
+  if (!std::isfinite(v) || v < min || (above_min && v == min) || v > max) {
     std::ostringstream os;
-    os << "= " << v << " is out of range [" << min << ", " << max << "]";
+    os << "= " << v << " is out of range " << (above_min ? "(" : "[") << min << ", " << max << "]";
+    if (above_min) os << ": it must be > " << min;
     bad(key, os.str());
   }
   return v;

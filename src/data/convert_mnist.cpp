@@ -1,9 +1,11 @@
 // IDX (MNIST / Fashion-MNIST) to HDF5. zlib's gzread reads compressed and plain files alike.
 #include <zlib.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/input_file.hpp"
 #include "hpdl/data/convert.hpp"
 #include "hpdl/data/h5_util.hpp"
 
@@ -11,7 +13,10 @@ namespace hpdl {
 namespace {
 
 struct GzFile {
-  explicit GzFile(const std::string& path) : path(path), f(gzopen(path.c_str(), "rb")) {
+  explicit GzFile(const std::string& path) : path(path) {
+    if (!std::filesystem::exists(path)) throw Error("cannot open " + path + ": not found");
+    require_input_file(path, "IDX file");
+    f = gzopen(path.c_str(), "rb");
     if (!f) throw Error("cannot open " + path);
   }
   ~GzFile() {
@@ -28,7 +33,7 @@ struct GzFile {
     return (uint32_t(b[0]) << 24) | (uint32_t(b[1]) << 16) | (uint32_t(b[2]) << 8) | b[3];
   }
   std::string path;
-  gzFile f;
+  gzFile f = nullptr;
 };
 
 }  // namespace

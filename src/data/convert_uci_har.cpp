@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/input_file.hpp"
 #include "hpdl/data/convert.hpp"
 #include "hpdl/data/h5_util.hpp"
 
@@ -16,8 +17,10 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string read_text(const fs::path& p) {
+  if (!fs::exists(p)) throw Error("UCI HAR: missing file " + p.string());
+  require_input_file(p.string(), "UCI HAR file");
   std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error("UCI HAR: missing file " + p.string());
+  if (!in) throw Error("UCI HAR: cannot read " + p.string());
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();

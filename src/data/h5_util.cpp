@@ -5,11 +5,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/input_file.hpp"
 
 namespace hpdl {
 
@@ -40,7 +42,7 @@ std::string h5_error_text() {
 }
 
 H5Id h5_open_file(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw Error("HDF5 file " + path + " not found");
+  require_input_file(path, "HDF5 file");
   // HDF5's default 64 KiB sieve buffer turns every small row read into a 64 KiB read;
   // batches are unions of single rows, so read exactly what is selected.
   H5Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
@@ -201,11 +203,11 @@ void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& 
   const int fd = ::open(tmp_path.c_str(), O_RDONLY);
   if (fd < 0 || ::fsync(fd) != 0) {
     if (fd >= 0) ::close(fd);
-    throw Error("cannot sync " + tmp_path);
+    throw Error("cannot sync " + tmp_path + ": " + std::strerror(errno));
   }
   ::close(fd);
   if (std::rename(tmp_path.c_str(), path.c_str()) != 0) {
-    throw Error("cannot rename " + tmp_path + " to " + path);
+    throw Error("cannot rename " + tmp_path + " to " + path + ": " + std::strerror(errno));
   }
   // The rename itself is durable only once the directory is synced.
   const std::string dir = std::filesystem::path(path).parent_path().string();

@@ -2,6 +2,7 @@
 // hpdl::Error naming the call instead of OpenMPI's default abort without context.
 #include "hpdl/dist/comm.hpp"
 
+#include <algorithm>
 #include <climits>
 
 #include "hpdl/core/error.hpp"
@@ -69,6 +70,18 @@ std::vector<std::string> Comm::allgather(const std::string& s) const {
   std::vector<std::string> out(size_);
   for (int r = 0; r < size_; ++r) out[r] = all.substr(offs[r], lens[r]);
   return out;
+}
+
+void Comm::broadcast(std::string& s, int root) const {
+  int64_t len = static_cast<int64_t>(s.size());
+  HPDL_CHECK_MPI(MPI_Bcast(&len, 1, MPI_INT64_T, root, comm_));
+  if (rank_ != root) s.assign(static_cast<size_t>(len), ' ');
+  // Counts over INT_MAX go in pieces.
+  constexpr int64_t kPiece = int64_t{1} << 30;
+  for (int64_t off = 0; off < len; off += kPiece) {
+    const int n = static_cast<int>(std::min(kPiece, len - off));
+    HPDL_CHECK_MPI(MPI_Bcast(s.data() + off, n, MPI_CHAR, root, comm_));
+  }
 }
 
 void Comm::barrier() const { HPDL_CHECK_MPI(MPI_Barrier(comm_)); }

@@ -21,19 +21,28 @@ void add_l2(const std::vector<ParamSegment>& segments, std::span<const float> pa
   }
 }
 
-double clip_by_global_norm(std::span<float> grads, double max_norm) {
-  if (max_norm <= 0) return 0;
-  const int64_t n = static_cast<int64_t>(grads.size());
-  float* __restrict g = grads.data();
+double sum_of_squares(std::span<const float> x) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  const float* __restrict v = x.data();
   double sq = 0;
 #pragma omp parallel for simd reduction(+ : sq) if (parallel : n > 65536)
-  for (int64_t i = 0; i < n; ++i) sq += double(g[i]) * g[i];
-  const double norm = std::sqrt(sq);
-  if (max_norm > 0 && norm > max_norm) {
-    const float scale = static_cast<float>(max_norm / norm);
+  for (int64_t i = 0; i < n; ++i) sq += double(v[i]) * v[i];
+  return sq;
+}
+
+void clip_to_norm(std::span<float> grads, double norm, double max_norm) {
+  if (max_norm <= 0 || !(norm > max_norm)) return;
+  const int64_t n = static_cast<int64_t>(grads.size());
+  float* __restrict g = grads.data();
+  const float scale = static_cast<float>(max_norm / norm);
 #pragma omp parallel for simd if (parallel : n > 65536)
-    for (int64_t i = 0; i < n; ++i) g[i] *= scale;
-  }
+  for (int64_t i = 0; i < n; ++i) g[i] *= scale;
+}
+
+double clip_by_global_norm(std::span<float> grads, double max_norm) {
+  if (max_norm <= 0) return 0;
+  const double norm = std::sqrt(sum_of_squares(grads));
+  clip_to_norm(grads, norm, max_norm);
   return norm;
 }
 
@@ -86,9 +95,7 @@ void Adam::update(std::span<float> params, std::span<const float> grads) {
   }
 }
 
-OptimizerState Adam::state() {
-  return {{{"m", m_.span()}, {"v", v_.span()}}, &t_};
-}
+OptimizerState Adam::state() { return {{{"m", m_.span()}, {"v", v_.span()}}, &t_}; }
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg, int64_t num_params) {
   if (cfg.name == "adam") {

@@ -95,7 +95,10 @@ void RunReport::training_starts() {
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-void RunReport::resumed(const Checkpoint& from, const std::string& path) {
+void RunReport::resumed(const Checkpoint& from, const std::string& path,
+                        const std::string& fallback_reason) {
+  if (!fallback_reason.empty())
+    dir_.log("warning: " + fallback_reason + ": resuming from the previous checkpoint " + path);
   dir_.log("resumed from " + path + ": epoch " + std::to_string(from.epoch) + ", " +
            std::to_string(from.epoch_step) + " of its steps done, global step " +
            std::to_string(from.global_step) + ", " + fmt("%.1f", from.elapsed_s) +
@@ -103,6 +106,7 @@ void RunReport::resumed(const Checkpoint& from, const std::string& path) {
   for (const EpochStats& st : from.history) metrics_row(st);
   manifest_["resumed_from"] = {
       {"file", path}, {"epoch", from.epoch}, {"global_step", from.global_step}};
+  if (!fallback_reason.empty()) manifest_["resumed_from"]["fallback_because"] = fallback_reason;
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
 }
 
@@ -126,6 +130,18 @@ void RunReport::stopped(int signal, int64_t global_step, const Checkpointer& ckp
   manifest_["status"] = "interrupted";
   manifest_["stopped_by"] = signal_name(signal);
   manifest_["stopped_at_step"] = global_step;
+  dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
+}
+
+void RunReport::warning(const std::string& text) {
+  dir_.log("warning: " + text);
+  manifest_["warnings"] = manifest_.value("warnings", 0) + 1;
+}
+
+void RunReport::failed(const std::string& error) {
+  dir_.log("error: " + error);
+  manifest_["status"] = "failed";
+  manifest_["error"] = error;
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
 }
 

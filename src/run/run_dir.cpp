@@ -1,9 +1,13 @@
 // Run directory handling: the completed-run guard, atomic writes, log and metrics files.
 #include "hpdl/run/run_dir.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -38,27 +42,61 @@ static bool holds_completed_run(const fs::path& dir) {
   }
 }
 
-RunDir::RunDir(const std::string& dir, bool overwrite, bool resume) : dir_(dir) {
+constexpr const char* kLockName = ".lock";
+
+RunDir::RunDir(const std::string& dir, bool overwrite, bool resume)
+    : dir_(dir), overwrite_(overwrite), resume_(resume) {
   std::error_code ec;
-  if (fs::exists(dir_) && holds_completed_run(dir_)) {
-    if (!overwrite) {
-      throw Error("output directory " + dir_ + " already holds a completed run" +
-                  (resume ? ", nothing to resume" : "") +
-                  " (use --overwrite or --set run.overwrite=true, or choose another run.name)");
-    }
-    fs::remove_all(dir_, ec);
-    if (ec) throw Error("cannot remove old run " + dir_ + ": " + ec.message());
-  }
   fs::create_directories(dir_, ec);
   if (ec) throw Error("cannot create output directory " + dir_ + ": " + ec.message());
-  log_ = std::fopen(file("log.txt").c_str(), resume ? "a" : "w");
+  // One run per directory: the lock lives as long as this process (the kernel releases
+  // it on any exit, so a killed run never leaves a stale lock).
+  const std::string lock = file(kLockName);
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) throw Error("cannot create " + lock + ": " + std::strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {0};
+    const ssize_t n = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    throw Error("output directory " + dir_ + " is in use by another hpdl run" +
+                (n > 0 ? " (pid " + std::string(pid, static_cast<size_t>(n)) + ")" : "") +
+                "; choose another run.name");
+  }
+  const std::string me = std::to_string(::getpid());
+  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, me.data(), me.size(), 0) < 0) {
+    throw Error("cannot write " + lock + ": " + std::strerror(errno));
+  }
+  if (holds_completed_run(dir_) && !overwrite) {
+    throw Error("output directory " + dir_ + " already holds a completed run" +
+                (resume ? ", nothing to resume" : "") +
+                " (use --overwrite or --set run.overwrite=true, or choose another run.name)");
+  }
+}
+
+void RunDir::open() {
+  std::error_code ec;
+  if (overwrite_ && holds_completed_run(dir_)) {
+    // Everything but the lock this run holds.
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+      if (entry.path().filename() == kLockName) continue;
+      fs::remove_all(entry.path(), ec);
+      if (ec)
+        throw Error("cannot remove old run file " + entry.path().string() + ": " + ec.message());
+    }
+    if (ec) throw Error("cannot list old run " + dir_ + ": " + ec.message());
+  }
+  log_ = std::fopen(file("log.txt").c_str(), resume_ ? "a" : "w");
   metrics_ = std::fopen(file("metrics.csv").c_str(), "w");
-  if (!log_ || !metrics_) throw Error("cannot write into output directory " + dir_);
+  if (!log_ || !metrics_) {
+    throw Error("cannot write into output directory " + dir_ + ": " + std::strerror(errno));
+  }
 }
 
 RunDir::~RunDir() {
   if (log_) std::fclose(log_);
   if (metrics_) std::fclose(metrics_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 void RunDir::write_atomically(const std::string& name, const std::string& text) const {

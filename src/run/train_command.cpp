@@ -21,6 +21,7 @@
 #include "hpdl/run/progress.hpp"
 #include "hpdl/run/report.hpp"
 #include "hpdl/run/run_dir.hpp"
+#include "hpdl/run/same_job.hpp"
 #include "hpdl/train/async_trainer.hpp"
 #include "hpdl/train/checkpoint.hpp"
 #include "hpdl/train/checkpointer.hpp"
@@ -67,27 +68,51 @@ struct TrainSetup {
   std::string checkpoint_path;       // rank 0: where this run writes checkpoints
   std::unique_ptr<Checkpoint> from;  // the checkpoint this run continues, on every rank
   std::string resumed_from;          // rank 0: its file
+  std::string fallback_reason;       // rank 0: why --resume took checkpoint.prev.h5 ("" if not)
 };
 
-// Rank 0: the checkpoint to continue from, or null (--resume without a checkpoint starts
-// afresh). A checkpoint that cannot be read is refused, naming the previous one if that
-// one is intact.
+// Rank 0: the checkpoint to continue from, or null (--resume without any checkpoint starts
+// afresh). --resume takes the run directory's checkpoint.h5, or its checkpoint.prev.h5 when
+// checkpoint.h5 is missing or unreadable (setting *fallback_reason, which the log states);
+// --resume-from FILE takes FILE only, naming FILE's previous checkpoint if that one is intact.
 std::unique_ptr<Checkpoint> find_checkpoint(const TrainArgs& args, const std::string& in_run_dir,
-                                            std::string* path) {
-  *path = args.resume_from.empty() ? in_run_dir : args.resume_from;
-  if (args.resume_from.empty() && !std::filesystem::exists(*path)) return nullptr;
-  try {
-    return std::make_unique<Checkpoint>(read_checkpoint(*path));
-  } catch (const Error& e) {
-    const std::string prev = previous_checkpoint(*path);
-    if (prev == *path || !std::filesystem::exists(prev)) throw;
+                                            std::string* path, std::string* fallback_reason) {
+  namespace fs = std::filesystem;
+  if (!args.resume_from.empty()) {
+    *path = args.resume_from;
     try {
-      read_checkpoint(prev);
-    } catch (const Error&) {
-      throw e;
+      return std::make_unique<Checkpoint>(read_checkpoint(*path));
+    } catch (const Error& e) {
+      const std::string prev = previous_checkpoint(*path);
+      if (prev == *path || !fs::exists(prev)) throw;
+      try {
+        read_checkpoint(prev);
+      } catch (const Error&) {
+        throw e;
+      }
+      throw Error(std::string(e.what()) + "; the previous checkpoint " + prev +
+                  " is intact: continue from it with --resume-from " + prev);
     }
-    throw Error(std::string(e.what()) + "; the previous checkpoint " + prev +
-                " is intact: continue from it with --resume-from " + prev);
+  }
+  *path = in_run_dir;
+  const std::string prev = previous_checkpoint(in_run_dir);
+  if (fs::exists(in_run_dir)) {
+    try {
+      return std::make_unique<Checkpoint>(read_checkpoint(in_run_dir));
+    } catch (const Error& e) {
+      if (!fs::exists(prev)) throw;
+      *fallback_reason = e.what();
+    }
+  } else if (fs::exists(prev)) {
+    *fallback_reason = "checkpoint " + in_run_dir + " is missing";
+  } else {
+    return nullptr;
+  }
+  *path = prev;
+  try {
+    return std::make_unique<Checkpoint>(read_checkpoint(prev));
+  } catch (const Error& e) {
+    throw Error(*fallback_reason + "; the previous one cannot be used either: " + e.what());
   }
 }
 
@@ -99,6 +124,15 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     if (args.overwrite) cfg.run.overwrite = true;
   });
   watchdog.set_limit(cfg.run.watchdog_s);
+  {
+    // Before any collective whose sizes depend on the job.
+    WatchdogScope guard(watchdog, "same-job agreement", 0);
+    require_same_job(comm, "config",
+                     to_toml(cfg.resolved) +
+                         "\n[command]\noverwrite = " + std::to_string(args.overwrite) +
+                         "\nresume = " + std::to_string(args.resume) + "\nresume_from = \"" +
+                         args.resume_from + "\"\n");
+  }
   on_all_ranks(comm, watchdog, [&] {
     if (comm.rank() == 0) {
       const bool resume = args.resume || !args.resume_from.empty();
@@ -149,15 +183,27 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     s.model = build_model(cfg.model, s.local_batch, cfg.run.backend);
     s.model->init_params(cfg.train.seed);
   });
+  {
+    // The same config can still meet different data (a path that differs between hosts).
+    WatchdogScope guard(watchdog, "same-job agreement", 0);
+    std::string layout = "[layout]\ntrain_rows = " + std::to_string(s.train->size()) +
+                         "\ntest_rows = " + std::to_string(s.test ? s.test->size() : 0) +
+                         "\nparameters = " + std::to_string(s.model->num_params()) + "\n";
+    for (const auto& seg : s.model->segments())
+      layout += seg.name + " = " + std::to_string(seg.size) + "\n";
+    require_same_job(comm, "data and model layout", layout);
+  }
   // Resuming: rank 0 reads and checks the checkpoint, every rank gets it.
   int64_t have = 0;
   on_all_ranks(comm, watchdog, [&] {
     if (comm.rank() == 0 && (args.resume || !args.resume_from.empty())) {
-      s.from = find_checkpoint(args, s.checkpoint_path, &s.resumed_from);
+      s.from = find_checkpoint(args, s.checkpoint_path, &s.resumed_from, &s.fallback_reason);
       if (s.from)
         check_compatible(*s.from, checkpoint_identity(cfg, *s.model, comm.size()), s.resumed_from);
     }
     have = s.from ? 1 : 0;
+    // Set-up passed on every rank: only now are the run directory's files written.
+    if (s.out) s.out->open();
   });
   {
     WatchdogScope guard(watchdog, "checkpoint broadcast", 0);
@@ -170,22 +216,9 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   return s;
 }
 
-int train(const TrainArgs& args, const Comm& comm) {
-  // Bounds every wait on other ranks; the default limit holds until the config is read.
-  Watchdog watchdog(RunConfig{}.watchdog_s, comm.rank());
-  TrainSetup s = set_up(args, comm, watchdog);
-  nlohmann::json manifest;
-  {
-    WatchdogScope guard(watchdog, "manifest host gather", 0);
-    manifest = make_manifest(comm, s.cfg, args.command_line);
-  }
-  std::unique_ptr<RunReport> report;
-  if (comm.rank() == 0) {
-    report = std::make_unique<RunReport>(*s.out, std::move(manifest), s.cfg, *s.model, *s.train,
-                                         s.test.get(), comm.size(), s.local_batch);
-  }
-
-  if (report && s.from) report->resumed(*s.from, s.resumed_from);
+// Training and its outputs; `report` is rank 0's (null elsewhere). Returns the exit code.
+int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport* report) {
+  if (report && s.from) report->resumed(*s.from, s.resumed_from, s.fallback_reason);
   // Stop signals are caught from the start (a batch system may send its warning early);
   // with on_signal off they get their default action back and end the job.
   if (!s.cfg.checkpoint.on_signal) release_stop_signals();
@@ -201,6 +234,10 @@ int train(const TrainArgs& args, const Comm& comm) {
     hooks.on_epoch = [&](const EpochStats& st) {
       progress.clear();
       report->epoch(st);
+    };
+    hooks.on_warning = [&](const std::string& text) {
+      progress.clear();
+      report->warning(text);
     };
     checkpointer.on_written = [&](int64_t step, double write_s, uint64_t bytes) {
       progress.clear();
@@ -265,6 +302,30 @@ int train(const TrainArgs& args, const Comm& comm) {
     finish(history, trainer.last_confusion(), trainer.global_step());
   }
   return 0;
+}
+
+int train(const TrainArgs& args, const Comm& comm) {
+  // Bounds every wait on other ranks; the default limit holds until the config is read.
+  Watchdog watchdog(RunConfig{}.watchdog_s, comm.rank());
+  TrainSetup s = set_up(args, comm, watchdog);
+  nlohmann::json manifest;
+  {
+    WatchdogScope guard(watchdog, "manifest host gather", 0);
+    manifest = make_manifest(comm, s.cfg, args.command_line);
+  }
+  std::unique_ptr<RunReport> report;
+  if (comm.rank() == 0) {
+    report = std::make_unique<RunReport>(*s.out, std::move(manifest), s.cfg, *s.model, *s.train,
+                                         s.test.get(), comm.size(), s.local_batch);
+  }
+  try {
+    return run_training(s, comm, watchdog, report.get());
+  } catch (const std::exception& e) {
+    // A run that fails after set-up says so in its manifest and log (rank 0 sees its own
+    // errors and agreed ones; a rank that aborts the job alone cannot reach rank 0's files).
+    if (report) report->failed(e.what());
+    throw;
+  }
 }
 
 }  // namespace

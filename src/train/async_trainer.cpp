@@ -32,6 +32,7 @@ AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5
       evaluator_(comm, model, cfg.model.classes, watchdog),
       prof_(prof),
       names_(prof),
+      guard_(cfg.train.nonfinite == "skip", comm, watchdog),
       pulled_versions_(cfg.distributed.servers),
       prev_versions_(cfg.distributed.servers),
       epoch_loss_(cfg.train.epochs),
@@ -89,8 +90,18 @@ void AsyncTrainer::serve() {
   const timespec pause{0, static_cast<long>(dist_.poll_us * 1000)};
   // The next epoch to snapshot (server 0).
   int64_t next = snapshots_.empty() ? 1 : snapshots_.back().epoch + 1;
+  // Waiting for the workers is bounded too: the watchdog restarts whenever a push reaches
+  // this shard or a worker counts itself done, so it fires only when no worker has made
+  // progress for run.watchdog_s (a stopped or lost worker).
+  int64_t seen = -1;
   while (true) {
     shards_.poll();
+    const int64_t progress =
+        shards_.read(me, ParamShards::kVersion) + shards_.read(me, ParamShards::kWorkersDone);
+    if (progress != seen) {
+      seen = progress;
+      watchdog_.arm("waiting for any worker's push", progress);
+    }
     if (me == 0) {
       // Workers count an epoch before they count themselves done, so reading "done" first
       // means every epoch of a finished job has been counted by the next read.
@@ -115,16 +126,19 @@ void AsyncTrainer::serve() {
           }
         }
         if (checkpoint_collective(0, 0)) return;
+        seen = -1;  // the checkpoint's own bounds disarmed the watchdog
       }
     } else {
       if (shards_.read(0, ParamShards::kFinish) > 0) break;
       if (shards_.read(0, ParamShards::kRequest) > handled_) {
         ++handled_;
         if (checkpoint_collective(0, 0)) return;
+        seen = -1;
       }
     }
     if (pause.tv_nsec > 0) nanosleep(&pause, nullptr);
   }
+  watchdog_.disarm();
   if (me == 0) {
     // The final parameters, unless the last epoch's snapshot already holds them.
     snapshot(std::min(next, cfg_.train.epochs));
@@ -167,21 +181,30 @@ void AsyncTrainer::work() {
       if (step_ % dist_.n_fetch == 0) pull();
       const auto rows = plan.rows(s);
       const Pass pass{true, cfg_.train.seed, step_, rows.data()};
-      epoch_loss_[epoch - 1] += compute_gradients(model_, loss_, train_, rows, labels_.data(), pass,
-                                                  scale, {}, prof_, &names_);
+      const double loss = compute_gradients(model_, loss_, train_, rows, labels_.data(), pass,
+                                            scale, {}, prof_, &names_);
+      bool applied = false;
       {
         ProfileScope timed(prof_, names_.update);
         add_l2(model_.segments(), model_.params(), model_.grads(),
                static_cast<float>(cfg_.optimizer.l2));
-        clip_by_global_norm(model_.grads(), cfg_.optimizer.clip_norm);
-        // Accumulate for the push, and keep learning locally until the next pull.
+        // Nothing non-finite is applied locally or pushed to the servers.
+        const double grad_sq = sum_of_squares(model_.grads());
+        applied = guard_.check_local(grad_sq, model_, step_, epoch);
+        if (applied) {
+          clip_to_norm(model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
+          // Accumulate for the push, and keep learning locally until the next pull.
 #pragma omp parallel for simd if (parallel : n > (1 << 16))
-        for (int64_t i = 0; i < n; ++i) {
-          pending[i] += grads[i];
-          params[i] -= lr * grads[i];
+          for (int64_t i = 0; i < n; ++i) {
+            pending[i] += grads[i];
+            params[i] -= lr * grads[i];
+          }
         }
       }
-      epoch_samples_[epoch - 1] += static_cast<double>(cfg_.train.batch);
+      if (applied) {
+        epoch_loss_[epoch - 1] += loss;
+        epoch_samples_[epoch - 1] += static_cast<double>(cfg_.train.batch);
+      }
       epoch_steps_[epoch - 1] += 1;
       if (++pending_steps_ == dist_.n_push) push();
       if (prof_) prof_->end_step();
@@ -503,7 +526,8 @@ nlohmann::json AsyncTrainer::worker_report() const {
           {"rma_fraction", work_s_ > 0 ? (rma_.pull_s + rma_.push_s) / work_s_ : 0.0},
           {"staleness_mean", stale.mean},
           {"staleness_p95", stale.p95},
-          {"staleness_histogram", rma_.staleness}};
+          {"staleness_histogram", rma_.staleness},
+          {"nonfinite_skipped", guard_.skipped()}};
 }
 
 }  // namespace hpdl

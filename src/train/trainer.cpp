@@ -31,13 +31,15 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Sp
       labels_(model.batch()),
       evaluator_(comm, model, cfg.model.classes, watchdog),
       prof_(prof),
-      names_(prof) {
+      names_(prof),
+      guard_(cfg.train.nonfinite == "skip", comm, watchdog) {
   model.set_profiler(prof);
   reducer_.set_profiler(prof);
   HPDL_REQUIRE(model.batch() == plan_.local_batch(), "model batch does not match the rank's batch");
 }
 
-double SyncTrainer::step(std::span<const int64_t> rows, int64_t global_step) {
+std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t global_step,
+                                        int64_t epoch) {
   const Pass pass{true, cfg_.train.seed, global_step, rows.data()};
   const double loss = compute_gradients(
       model_, loss_, train_, rows, labels_.data(), pass,
@@ -49,7 +51,9 @@ double SyncTrainer::step(std::span<const int64_t> rows, int64_t global_step) {
   }
   ProfileScope timed(prof_, names_.update);
   add_l2(model_.segments(), model_.params(), model_.grads(), static_cast<float>(cfg_.optimizer.l2));
-  clip_by_global_norm(model_.grads(), cfg_.optimizer.clip_norm);
+  const double grad_sq = sum_of_squares(model_.grads());
+  if (!guard_.check_reduced(grad_sq, loss, model_, global_step, epoch)) return std::nullopt;
+  clip_to_norm(model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
   optimizer_->update(model_.params(), model_.grads());
   return loss;
 }
@@ -76,15 +80,22 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
     plan_.begin_epoch(cfg_.train.seed, epoch);
     double loss_sum = resumed ? resumed_loss : 0;
     int64_t done = resumed ? first_step : 0;
+    int64_t skipped = 0;  // steps of this epoch (since this process started) not applied
     for (int64_t s = done; s < steps; ++s) {
       if (cfg_.train.max_steps > 0 && global_step_ >= cfg_.train.max_steps) break;
       if (prof_) prof_->begin_step(global_step_);
-      loss_sum += step(plan_.local_rows(s), global_step_);
+      const std::optional<double> loss = step(plan_.local_rows(s), global_step_, epoch);
       if (prof_) prof_->end_step();
+      if (loss) {
+        loss_sum += *loss;
+      } else {
+        ++skipped;
+        if (hooks.on_warning) hooks.on_warning(guard_.warning());
+      }
       ++global_step_, ++done;
-      if (hooks.on_step) {
+      if (hooks.on_step && done > skipped) {
         const double t = seconds_since(t_epoch);
-        hooks.on_step(epoch, s, steps, loss_sum / (done * plan_.local_batch()),
+        hooks.on_step(epoch, s, steps, loss_sum / ((done - skipped) * plan_.local_batch()),
                       done * cfg_.train.batch / t);
       }
       if (ckpt && ckpt->due(global_step_)) {
@@ -104,7 +115,7 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
       WatchdogScope guard(watchdog_, "loss allreduce", global_step_);
       comm_.allreduce_sum(&loss_sum, 1);
     }
-    st.train_loss = done ? loss_sum / (double(done) * cfg_.train.batch) : 0;
+    st.train_loss = done > skipped ? loss_sum / (double(done - skipped) * cfg_.train.batch) : 0;
     if (!std::isfinite(st.train_loss)) {
       throw AgreedError("training diverged: the mean training loss of epoch " +
                         std::to_string(epoch) +
@@ -128,6 +139,14 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
 
 Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum, double epoch_s,
                               double elapsed_s, const std::vector<EpochStats>& history) {
+  // Replicas are identical, so every rank reaches the same verdict: a checkpoint never holds
+  // a non-finite parameter (finite gradients can still overflow them at a huge lr).
+  if (!std::isfinite(sum_of_squares(model_.params()))) {
+    const int64_t s = first_nonfinite_segment(model_.segments(), model_.params());
+    throw AgreedError("training diverged at step " + std::to_string(global_step_) +
+                      ": parameter '" + model_.segments()[s].name +
+                      "' is not finite; no checkpoint written (lower optimizer.lr)");
+  }
   Checkpoint c;
   c.global_step = global_step_;
   c.epoch = epoch, c.epoch_step = epoch_step;

@@ -55,16 +55,25 @@ $expect "checkpoint .*other/checkpoint.h5 is from a different model" \
 $expect "is from a different rank layout \\(ranks\\): it has 2, this run 1" \
   $mpirun -np 1 "$hpdl" train "${args[@]}" --set run.name=other --resume
 
-# A truncated checkpoint: refused, the previous one named and usable.
+# A truncated checkpoint: --resume-from it is refused, naming the intact previous one;
+# --resume falls back to checkpoint.prev.h5 with a line saying so; so does --resume when
+# only checkpoint.prev.h5 is left. Both give the uninterrupted parameters.
 ls "$out/other/checkpoint.prev.h5" >/dev/null
+cp -a "$out/other" "$out/only_prev"
+rm "$out/only_prev/checkpoint.h5"
 size=$(stat -c %s "$out/other/checkpoint.h5")
 truncate -s $((size / 2)) "$out/other/checkpoint.h5"
 $expect "checkpoint .*other/checkpoint.h5 cannot be read \\(truncated or not HDF5\\).*checkpoint.prev.h5 is intact: continue from it with --resume-from" \
-  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume
-$mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other \
-  --resume-from "$out/other/checkpoint.prev.h5" >/dev/null
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume-from "$out/other/checkpoint.h5"
+$mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume >/dev/null
+grep -q "^warning: checkpoint .*other/checkpoint.h5 cannot be read.*: resuming from the previous checkpoint .*other/checkpoint.prev.h5" "$out/other/log.txt" ||
+  { echo "FAIL: no fallback line in log.txt"; cat "$out/other/log.txt"; exit 1; }
 params_equal "$out/full" "$out/other" || { echo "FAIL: run resumed from checkpoint.prev.h5 differs"; exit 1; }
-echo "truncated checkpoint refused; --resume-from checkpoint.prev.h5 gives the uninterrupted parameters"
+$mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=only_prev --resume >/dev/null
+grep -q "^warning: checkpoint .*only_prev/checkpoint.h5 is missing: resuming from the previous checkpoint" "$out/only_prev/log.txt" ||
+  { echo "FAIL: no fallback line for a missing checkpoint.h5"; cat "$out/only_prev/log.txt"; exit 1; }
+params_equal "$out/full" "$out/only_prev" || { echo "FAIL: run resumed from the only checkpoint.prev.h5 differs"; exit 1; }
+echo "truncated or missing checkpoint.h5: --resume falls back to checkpoint.prev.h5 (said in the log) and gives the uninterrupted parameters"
 
 # Parameter server: 1 server + 1 worker (Downpour, n_fetch = n_push = 1) is deterministic,
 # so interrupted + resumed must equal uninterrupted; 1 server + 2 workers with adaptive

@@ -51,6 +51,9 @@ struct TrainConfig {
   int64_t max_steps = 0;  // stop after this many steps in total; 0 = no limit
   uint64_t seed = 1;
   bool progress = true;  // live progress line on a terminal
+  // A step whose gradient holds NaN/Inf: "stop" (end the run naming step, layer, rank;
+  // nothing non-finite is ever applied or checkpointed) or "skip" (no update; counted).
+  std::string nonfinite = "stop";
 };
 
 struct DistributedConfig {

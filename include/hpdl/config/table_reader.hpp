@@ -19,6 +19,9 @@ class TableReader {
 
   int64_t get_int(const std::string& key, std::optional<int64_t> def, int64_t min, int64_t max);
   double get_double(const std::string& key, std::optional<double> def, double min, double max);
+  // A number in (above, max]: for values that must be strictly positive (above = 0).
+  double get_double_above(const std::string& key, std::optional<double> def, double above,
+                          double max);
   bool get_bool(const std::string& key, std::optional<bool> def);
   std::string get_string(const std::string& key, std::optional<std::string> def,
                          const std::vector<std::string>& allowed = {});
@@ -35,6 +38,9 @@ class TableReader {
 
  private:
   const toml::node* find(const std::string& key);
+  // A number in [min, max], or (min, max] when above_min.
+  double number(const std::string& key, std::optional<double> def, double min, double max,
+                bool above_min);
   [[noreturn]] void bad(const std::string& key, const std::string& why) const;
 
   const toml::table* table_;

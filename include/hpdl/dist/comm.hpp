@@ -30,6 +30,8 @@ class Comm {
 
   // Collective: every rank's string, in rank order, on every rank.
   std::vector<std::string> allgather(const std::string& s) const;
+  // Collective: root's string, on every rank (s is replaced on the others).
+  void broadcast(std::string& s, int root) const;
 
   void barrier() const;
 

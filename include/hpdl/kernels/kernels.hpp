@@ -16,18 +16,26 @@ struct DenseDims {
   int64_t batch, in, out;
 };
 
+// Output positions of a K-wide window with stride S over IN inputs padded by P on both
+// sides; 0 when the window does not fit (or K, S < 1, P < 0). Never truncating division
+// of a negative span: (8 - 16) / 16 + 1 would claim one position and read outside.
+constexpr int64_t window_outputs(int64_t in, int64_t kernel, int64_t stride, int64_t pad) {
+  if (kernel < 1 || stride < 1 || pad < 0 || in < 1 || in + 2 * pad < kernel) return 0;
+  return (in + 2 * pad - kernel) / stride + 1;
+}
+
 // N batch, C/H/W input channels/height/width, O output channels, K square kernel.
 struct ConvDims {
   int64_t batch, in_c, in_h, in_w, out_c, kernel, stride, pad;
-  int64_t out_h() const { return (in_h + 2 * pad - kernel) / stride + 1; }
-  int64_t out_w() const { return (in_w + 2 * pad - kernel) / stride + 1; }
+  int64_t out_h() const { return window_outputs(in_h, kernel, stride, pad); }
+  int64_t out_w() const { return window_outputs(in_w, kernel, stride, pad); }
 };
 
 // Max pooling over K x K windows with stride S, no padding.
 struct PoolDims {
   int64_t batch, channels, in_h, in_w, kernel, stride;
-  int64_t out_h() const { return (in_h - kernel) / stride + 1; }
-  int64_t out_w() const { return (in_w - kernel) / stride + 1; }
+  int64_t out_h() const { return window_outputs(in_h, kernel, stride, 0); }
+  int64_t out_w() const { return window_outputs(in_w, kernel, stride, 0); }
 };
 
 enum class Activation { kRelu, kTanh, kSigmoid };

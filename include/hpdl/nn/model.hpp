@@ -37,6 +37,8 @@ class Model {
 
   std::span<float> params() { return params_.span(); }
   std::span<float> grads() { return grads_.span(); }
+  std::span<const float> params() const { return params_.span(); }
+  std::span<const float> grads() const { return grads_.span(); }
   const std::vector<ParamSegment>& segments() const { return segments_; }
   int64_t num_params() const { return params_.size(); }
 

@@ -18,6 +18,13 @@ namespace hpdl {
 void add_l2(const std::vector<ParamSegment>& segments, std::span<const float> params,
             std::span<float> grads, float l2);
 
+// Sum of squares of x, accumulated in double: finite exactly when every element is finite
+// (no float's square overflows a double), so one pass serves the norm and the NaN check.
+double sum_of_squares(std::span<const float> x);
+
+// Scales grads down to max_norm when their L2 norm `norm` exceeds it (max_norm <= 0: off).
+void clip_to_norm(std::span<float> grads, double norm, double max_norm);
+
 // If the L2 norm of grads exceeds max_norm, scales grads down to it. Returns the norm
 // before clipping (0 without computing it when max_norm <= 0, i.e. clipping is off). All ranks hold
 // the same reduced grads, so all scale alike.

@@ -27,13 +27,18 @@ class RunReport {
   void epoch(const EpochStats& st);
   // Continuing an interrupted run: logs where it resumes and rewrites metrics.csv with the
   // checkpoint's epochs (rows written after that checkpoint are recomputed).
-  void resumed(const Checkpoint& from, const std::string& path);
+  // `fallback_reason`: why the newest checkpoint was passed over for `path` ("" if it was not).
+  void resumed(const Checkpoint& from, const std::string& path, const std::string& fallback_reason);
   // One log line per checkpoint written.
   void checkpoint(int64_t global_step, double write_s, uint64_t bytes);
   // The checkpoint settings and counts, into the manifest.
   void checkpoints(const Checkpointer& ckpt);
   // A stop signal ended the run after its checkpoint: manifest "status": "interrupted".
   void stopped(int signal, int64_t global_step, const Checkpointer& ckpt);
+  // A line "warning: TEXT" in the log; the manifest counts them ("warnings").
+  void warning(const std::string& text);
+  // The run ended with an error: the log gets it, the manifest says "status": "failed".
+  void failed(const std::string& error);
   // Parameter-server modes: one report per worker (AsyncTrainer::worker_report); writes
   // ps_workers.csv and staleness.csv, logs a summary and adds it to the manifest.
   void parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers);

@@ -15,11 +15,19 @@ std::string resolve_run_name(const Config& cfg);
 
 class RunDir {
  public:
-  // Rank 0: creates DIR; refuses (Error) a directory holding a completed run unless
-  // run.overwrite, in which case the old directory is removed first. With `resume` the
-  // log is appended to (an interrupted run continues in its own directory).
+  // Rank 0, first stage (before the config's data and model are checked): creates DIR if
+  // needed and takes its lock (DIR/.lock, held until destruction; Error if another hpdl run
+  // holds it); refuses (Error) a directory holding a completed run unless `overwrite`.
+  // Writes no other file, so a run that fails validation leaves an earlier run intact.
   RunDir(const std::string& dir, bool overwrite, bool resume = false);
   ~RunDir();
+  RunDir(const RunDir&) = delete;
+  RunDir& operator=(const RunDir&) = delete;
+
+  // Second stage, once set-up has passed: removes an overwritten run's files, opens the
+  // log (appended to with `resume`: an interrupted run continues in its own directory)
+  // and metrics.csv.
+  void open();
 
   const std::string& path() const { return dir_; }
   std::string file(const std::string& name) const { return dir_ + "/" + name; }
@@ -32,6 +40,8 @@ class RunDir {
 
  private:
   std::string dir_;
+  bool overwrite_, resume_;
+  int lock_fd_ = -1;
   std::FILE* log_ = nullptr;
   std::FILE* metrics_ = nullptr;
 };

@@ -29,6 +29,7 @@
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/train/checkpointer.hpp"
+#include "hpdl/train/finite_guard.hpp"
 #include "hpdl/train/passes.hpp"
 #include "hpdl/train/trainer.hpp"
 
@@ -93,6 +94,7 @@ class AsyncTrainer {
   Evaluator evaluator_;
   Profiler* prof_;
   StepNames names_;
+  FiniteGuard guard_;
 
   // worker state
   int64_t step_ = 0, pending_steps_ = 0, pushes_since_pull_ = 0;

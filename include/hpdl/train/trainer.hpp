@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "hpdl/config/config.hpp"
@@ -20,6 +22,7 @@
 #include "hpdl/optim/optimizer.hpp"
 #include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/epoch_stats.hpp"
+#include "hpdl/train/finite_guard.hpp"
 #include "hpdl/train/metrics.hpp"
 #include "hpdl/train/passes.hpp"
 
@@ -31,6 +34,7 @@ struct TrainHooks {
                      double samples_per_s)>
       on_step;
   std::function<void(const EpochStats&)> on_epoch;
+  std::function<void(const std::string&)> on_warning;  // e.g. a skipped non-finite step
 };
 
 class SyncTrainer {
@@ -45,8 +49,11 @@ class SyncTrainer {
   // to write checkpoints; after a stop signal run() returns early (stopped_by() != 0).
   std::vector<EpochStats> run(const TrainHooks& hooks, Checkpointer* ckpt = nullptr,
                               const Checkpoint* from = nullptr);
-  // One training step on global step `step` with this rank's rows; returns the local loss sum.
-  double step(std::span<const int64_t> rows, int64_t global_step);
+  // One training step on global step `step` with this rank's rows; returns the local loss
+  // sum, or nothing when the step was skipped (a non-finite gradient under
+  // train.nonfinite = "skip"; policy "stop" throws AgreedError instead).
+  std::optional<double> step(std::span<const int64_t> rows, int64_t global_step, int64_t epoch);
+  int64_t skipped_steps() const { return guard_.skipped(); }
 
   // Collective: the checkpoint of this point of training (position, loss so far summed
   // over ranks, and on rank 0 the parameters and optimizer state).
@@ -74,6 +81,7 @@ class SyncTrainer {
   Evaluator evaluator_;
   Profiler* prof_;
   StepNames names_;
+  FiniteGuard guard_;
   int64_t global_step_ = 0;
   int stopped_by_ = 0;
 };
