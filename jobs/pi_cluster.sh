@@ -20,8 +20,9 @@
 #   HPDL_IFACE           network interface for MPI traffic, e.g. eth0 (unset: let Open MPI pick)
 #   HPDL                 the hpdl binary (default: hpdl on PATH, else ./build/hpdl)
 #   HPDL_MPIRUN_ARGS     anything else for mpirun (e.g. --oversubscribe for a test on one host)
-# A stop signal (Ctrl-C sends SIGINT; use `kill -USR1` or SIGTERM on mpirun) makes hpdl write
-# a checkpoint and exit 75; run the same command with --resume to continue.
+# A stop request (SIGTERM or Ctrl-C to this script, or SIGUSR1 to mpirun) makes every rank
+# finish its step, write a checkpoint and exit 75 (jobs/mpirun_stop.sh turns SIGTERM/SIGINT
+# into the SIGUSR1 that mpirun forwards at once); run the same command with --resume to continue.
 set -u
 [ $# -ge 2 ] || { echo "usage: pi_cluster.sh HOSTFILE CONFIG [hpdl train arguments...]" >&2; exit 2; }
 hostfile=$1
@@ -54,5 +55,5 @@ hpdl=${HPDL:-$(command -v hpdl || echo "$PWD/build/hpdl")}
 iface=()
 [ -n "${HPDL_IFACE:-}" ] && iface=(--mca btl_tcp_if_include "$HPDL_IFACE" --mca oob_tcp_if_include "$HPDL_IFACE")
 echo "pi_cluster: $ranks ranks on $nodes nodes ($per_node per node, $threads threads each)"
-exec mpirun --hostfile "$hostfile" -np "$ranks" --map-by "ppr:$per_node:node" --bind-to none \
-  -x OMP_NUM_THREADS="$threads" "${iface[@]}" ${HPDL_MPIRUN_ARGS:-} "$hpdl" train "$@"
+exec bash "$(dirname "$0")/mpirun_stop.sh" --hostfile "$hostfile" -np "$ranks" \
+  --map-by "ppr:$per_node:node" --bind-to none -x OMP_NUM_THREADS="$threads" "${iface[@]}" ${HPDL_MPIRUN_ARGS:-} "$hpdl" train "$@"

@@ -8,5 +8,6 @@ bash scripts/setup.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ranks=2
 threads=$(( $(nproc) / ranks )); [ "$threads" -ge 1 ] || threads=1
-exec mpirun -np $ranks --oversubscribe --bind-to none -x OMP_NUM_THREADS=$threads \
+# A SIGTERM or Ctrl-C becomes a stop with a checkpoint (exit 75): see jobs/mpirun_stop.sh.
+exec bash jobs/mpirun_stop.sh -np $ranks --oversubscribe --bind-to none -x OMP_NUM_THREADS=$threads \
   build/hpdl train inputs/lenet_fashion_mnist.toml --overwrite "$@"

@@ -70,6 +70,22 @@ int main(int argc, char** argv) {
                                   << "[optimizer]\nname = \"adam\"\nlr = 0.01\n"
                                   << "[train]\nbatch = 16\nepochs = 3\nprogress = false\n";
   std::ofstream(d + "/malformed.toml") << "[model\ninput = [1, 8\n";
+  // The first half of a good file: its datasets end past the end of the file.
+  {
+    const auto bytes = std::filesystem::file_size(d + "/train.h5");
+    std::filesystem::copy_file(d + "/train.h5", d + "/truncated.h5",
+                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::resize_file(d + "/truncated.h5", bytes / 2);
+  }
+  // IDX headers that promise 2^31 - 1 images of 28 x 28 while the files hold 16 bytes.
+  {
+    const unsigned char images[] = {0, 0, 8, 3, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 28, 0, 0, 0, 28};
+    const unsigned char labels[] = {0, 0, 8, 1, 0x7f, 0xff, 0xff, 0xff};
+    std::ofstream(d + "/lying-images.idx", std::ios::binary)
+        .write(reinterpret_cast<const char*>(images), sizeof images);
+    std::ofstream(d + "/lying-labels.idx", std::ios::binary)
+        .write(reinterpret_cast<const char*>(labels), sizeof labels);
+  }
   // A FIFO in place of a data file: opening it would block every rank.
   std::remove((d + "/fifo.h5").c_str());
   if (mkfifo((d + "/fifo.h5").c_str(), 0600) != 0) return 1;

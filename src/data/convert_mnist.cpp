@@ -1,8 +1,10 @@
 // IDX (MNIST / Fashion-MNIST) to HDF5. zlib's gzread reads compressed and plain files alike.
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/input_file.hpp"
@@ -26,6 +28,23 @@ struct GzFile {
     const int got = gzread(f, dst, static_cast<unsigned>(n));
     if (got < 0 || static_cast<size_t>(got) != n)
       throw Error(path + ": truncated or unreadable IDX file");
+  }
+  // n bytes, read in pieces: memory grows with the data that actually arrives, so a header
+  // that claims more than the file holds fails on the truncation, not on an allocation.
+  std::vector<unsigned char> read_bytes(int64_t n) {
+    constexpr int64_t kPiece = int64_t{1} << 24;
+    std::vector<unsigned char> out;
+    for (int64_t done = 0; done < n;) {
+      const int64_t piece = std::min(kPiece, n - done);
+      out.resize(static_cast<size_t>(done + piece));
+      const int got = gzread(f, out.data() + done, static_cast<unsigned>(piece));
+      if (got != piece)
+        throw Error(path + ": truncated or unreadable IDX file (the header promises " +
+                    std::to_string(n) + " bytes of data, the file ends after " +
+                    std::to_string(done + std::max(got, 0)) + ")");
+      done += piece;
+    }
+    return out;
   }
   uint32_t read_be32() {
     unsigned char b[4];
@@ -51,9 +70,13 @@ int64_t convert_mnist(const std::string& images, const std::string& labels, cons
     throw Error(images + " has " + std::to_string(n) + " images but " + labels + " has " +
                 std::to_string(nl) + " labels");
   }
-  std::vector<unsigned char> pix(n * h * w), lab(n);
-  fi.read(pix.data(), pix.size());
-  fl.read(lab.data(), lab.size());
+  // Header sizes are 32-bit each: bound them before any product can overflow.
+  constexpr int64_t kMaxSide = 1 << 16, kMaxImages = (int64_t{1} << 31) - 1;
+  if (n < 1 || n > kMaxImages || h < 1 || h > kMaxSide || w < 1 || w > kMaxSide) {
+    throw Error(images + ": implausible IDX header (" + std::to_string(n) + " images of " +
+                std::to_string(h) + " x " + std::to_string(w) + ")");
+  }
+  const std::vector<unsigned char> pix = fi.read_bytes(n * h * w), lab = fl.read_bytes(n);
   std::vector<float> x(pix.size());
 #pragma omp parallel for simd
   for (int64_t i = 0; i < static_cast<int64_t>(pix.size()); ++i) x[i] = pix[i] / 255.0f;

@@ -3,8 +3,10 @@
 #include "hpdl/data/dataset.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -28,6 +30,8 @@ H5Split::H5Split(const std::string& file, const std::string& group) {
   x_ = H5Id(H5Dopen2(file_.get(), (g + "x").c_str(), H5P_DEFAULT), H5Dclose);
   y_ = H5Id(H5Dopen2(file_.get(), (g + "y").c_str(), H5P_DEFAULT), H5Dclose);
   if (!x_.valid() || !y_.valid()) throw Error("HDF5 file " + file + ": cannot open " + g + "x/y");
+  h5_check_storage(x_.get(), where_ + "x");
+  h5_check_storage(y_.get(), where_ + "y");
   x_space_ = H5Id(H5Dget_space(x_.get()), H5Sclose);
   y_space_ = H5Id(H5Dget_space(y_.get()), H5Sclose);
 
@@ -50,9 +54,20 @@ H5Split::H5Split(const std::string& file, const std::string& group) {
     if (cx != H5T_FLOAT && cx != H5T_INTEGER) throw Error(where_ + "x must be numeric");
     if (cy != H5T_INTEGER) throw Error(where_ + "y must hold integer labels");
   }
+  // Sizes from the file's header are checked before anything is sized by them.
+  constexpr hsize_t kMaxRows = hsize_t{1} << 40, kMaxPerSample = hsize_t{1} << 28;
+  if (xd[0] > kMaxRows) throw Error(where_ + "x claims " + std::to_string(xd[0]) + " rows");
   rows_ = static_cast<int64_t>(xd[0]);
   per_sample_ = 1;
-  for (int i = 1; i < xr; ++i) sample_shape_.push_back(xd[i]), per_sample_ *= xd[i];
+  for (int i = 1; i < xr; ++i) {
+    if (xd[i] < 1 || xd[i] > kMaxPerSample || per_sample_ * xd[i] > kMaxPerSample) {
+      throw Error(where_ + "x has an implausible sample shape (dimension " + std::to_string(i) +
+                  " = " + std::to_string(xd[i]) + "; at most " + std::to_string(kMaxPerSample) +
+                  " values a sample)");
+    }
+    sample_shape_.push_back(static_cast<int64_t>(xd[i]));
+    per_sample_ *= static_cast<int64_t>(xd[i]);
+  }
 
   H5Id tx(H5Dget_type(x_.get()), H5Tclose), ty(H5Dget_type(y_.get()), H5Tclose);
   if (H5Tequal(tx.get(), H5T_NATIVE_FLOAT) > 0 && H5Tequal(ty.get(), H5T_NATIVE_INT32) > 0) {
@@ -63,6 +78,15 @@ H5Split::H5Split(const std::string& file, const std::string& group) {
       fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   }
   if (fd_ >= 0) {
+    // The fast path reads at the offsets HDF5 reports: the data must lie inside the file.
+    struct stat st {};
+    const uint64_t bytes = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+    const uint64_t x_end = x_offset_ + uint64_t(rows_) * uint64_t(per_sample_) * sizeof(float);
+    const uint64_t y_end = y_offset_ + uint64_t(rows_) * sizeof(int32_t);
+    if (x_end > bytes || y_end > bytes) {
+      throw Error(where_ + "x/y end at byte " + std::to_string(std::max(x_end, y_end)) +
+                  " but the file has " + std::to_string(bytes) + " bytes (truncated?)");
+    }
     // Labels are 4 bytes a row: read them once rather than one system call per sample.
     labels_.resize(rows_);
     pread_all(labels_.data(), labels_.size() * sizeof(int32_t), y_offset_);
@@ -171,7 +195,8 @@ void H5Split::read_range(int64_t begin, int64_t end, float* x, int32_t* y) {
 }
 
 std::string H5Split::validate(int64_t begin, int64_t end, int64_t classes) {
-  constexpr int64_t kChunk = 1024;
+  // Up to 1024 rows, at most 2^24 values (64 MiB) at a time.
+  const int64_t kChunk = std::clamp<int64_t>((int64_t{1} << 24) / per_sample_, 1, 1024);
   std::vector<float> x(kChunk * per_sample_);
   std::vector<int32_t> y(kChunk);
   for (int64_t b = begin; b < end; b += kChunk) {

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -108,12 +109,56 @@ bool h5_exists(hid_t loc, const std::string& name) {
   return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0;
 }
 
+void h5_check_storage(hid_t dataset, const std::string& where) {
+  H5Id space(H5Dget_space(dataset), H5Sclose), type(H5Dget_type(dataset), H5Tclose);
+  H5Id plist(H5Dget_create_plist(dataset), H5Pclose);
+  if (!space.valid() || !type.valid() || !plist.valid())
+    throw Error(where + ": unreadable dataset header: " + h5_error_text());
+  const hssize_t points = H5Sget_simple_extent_npoints(space.get());
+  const size_t type_size = H5Tget_size(type.get());
+  if (points < 0 || type_size == 0 || type_size > 64 ||
+      static_cast<uint64_t>(points) > (uint64_t{1} << 56) / type_size)
+    throw Error(where + ": implausible dataset size (" + std::to_string(points) + " values)");
+  const uint64_t declared = static_cast<uint64_t>(points) * type_size;
+  const uint64_t stored = H5Dget_storage_size(dataset);
+  hsize_t file_bytes = 0;
+  {
+    H5Id file(H5Iget_file_id(dataset), H5Fclose);
+    if (!file.valid() || H5Fget_filesize(file.get(), &file_bytes) < 0)
+      throw Error(where + ": cannot tell the file's size: " + h5_error_text());
+  }
+  const std::string sizes =
+      " (declares " + std::to_string(declared) + " bytes, stores " + std::to_string(stored) + ")";
+  switch (H5Pget_layout(plist.get())) {
+    case H5D_COMPACT:
+      if (stored != declared) throw Error(where + ": damaged compact dataset" + sizes);
+      break;
+    case H5D_CONTIGUOUS: {
+      if (declared == 0) break;
+      if (stored != declared) throw Error(where + ": damaged or empty dataset" + sizes);
+      const haddr_t offset = H5Dget_offset(dataset);
+      if (offset == HADDR_UNDEF || offset + stored > file_bytes)
+        throw Error(where + ": the dataset's data lies outside the file (" +
+                    std::to_string(file_bytes) + " bytes; truncated?)");
+      break;
+    }
+    case H5D_CHUNKED:
+      if (declared > 1024 * std::max<uint64_t>(stored, 1))
+        throw Error(where + ": implausible chunked dataset" + sizes);
+      break;
+    default:
+      throw Error(where + ": unsupported dataset layout (virtual or unknown)");
+  }
+  H5Eclear2(H5E_DEFAULT);
+}
+
 namespace {
 template <typename T>
 std::vector<T> read_dataset(hid_t loc, const std::string& name, hid_t mem_type) {
   if (!h5_exists(loc, name)) throw Error("has no dataset " + name);
   H5Id ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!ds.valid()) throw Error("cannot open dataset " + name + ": " + h5_error_text());
+  h5_check_storage(ds.get(), "dataset " + name);
   H5Id space(H5Dget_space(ds.get()), H5Sclose);
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
   std::vector<T> out(n > 0 ? static_cast<size_t>(n) : 0);

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -118,6 +120,35 @@ void check_compatible(const Checkpoint& found, const Checkpoint& expected,
   differ("optimizer (optimizer.name)", found.optimizer, expected.optimizer);
   differ("batch (train.batch)", std::to_string(found.batch), std::to_string(expected.batch));
   differ("data order (train.seed)", std::to_string(found.seed), std::to_string(expected.seed));
+
+  // Position and state: every field in range before training trusts it.
+  const std::string bad = "checkpoint " + path + " is damaged: ";
+  auto require = [&](bool ok, const std::string& what) {
+    if (!ok) throw Error(bad + what);
+  };
+  constexpr int64_t kMaxCount = int64_t{1} << 48;
+  require(found.epoch >= 1 && found.epoch <= kMaxCount, "epoch = " + std::to_string(found.epoch));
+  require(found.epoch_step >= 0 && found.epoch_step <= kMaxCount,
+          "epoch step = " + std::to_string(found.epoch_step));
+  require(found.global_step >= 0 && found.global_step <= kMaxCount,
+          "global step = " + std::to_string(found.global_step));
+  require(static_cast<int64_t>(found.history.size()) < found.epoch,
+          std::to_string(found.history.size()) + " history rows before epoch " +
+              std::to_string(found.epoch));
+  require(std::isfinite(found.epoch_loss_sum) && std::isfinite(found.epoch_s) &&
+              std::isfinite(found.elapsed_s) && found.epoch_s >= 0 && found.elapsed_s >= 0,
+          "non-finite or negative loss sum or times");
+  int64_t params = 0;  // the model string is "name:size;name:size..."
+  for (size_t at = found.model.find(':'); at != std::string::npos;
+       at = found.model.find(':', at + 1))
+    params += std::strtoll(found.model.c_str() + at + 1, nullptr, 10);
+  // Parameter-server checkpoints hold the parameters in their shards' order: same count.
+  require(
+      static_cast<int64_t>(found.params.size()) == params,
+      std::to_string(found.params.size()) + " parameters for a model of " + std::to_string(params));
+  for (float v : found.params) require(std::isfinite(v), "non-finite parameters");
+  for (const auto& [name, values] : found.buffers)
+    for (float v : values) require(std::isfinite(v), "non-finite values in " + name);
 }
 
 std::string previous_checkpoint(const std::string& path) {

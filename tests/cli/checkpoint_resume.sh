@@ -73,6 +73,17 @@ $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=only_prev --resume >/dev
 grep -q "^warning: checkpoint .*only_prev/checkpoint.h5 is missing: resuming from the previous checkpoint" "$out/only_prev/log.txt" ||
   { echo "FAIL: no fallback line for a missing checkpoint.h5"; cat "$out/only_prev/log.txt"; exit 1; }
 params_equal "$out/full" "$out/only_prev" || { echo "FAIL: run resumed from the only checkpoint.prev.h5 differs"; exit 1; }
+# A checkpoint whose position is out of range is refused, naming the field.
+/usr/bin/python3 - "$out/only_prev/checkpoint.prev.h5" "$out/damaged.h5" <<'PY'
+import json, shutil, sys, h5py, numpy
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    h = json.loads(f.attrs["header"].decode() if isinstance(f.attrs["header"], bytes) else f.attrs["header"])
+    h["epoch_step"] = -5
+    f.attrs.create("header", numpy.bytes_(json.dumps(h)))
+PY
+$expect "checkpoint .*damaged.h5 is damaged: epoch step = -5" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=damaged --resume-from "$out/damaged.h5"
 echo "truncated or missing checkpoint.h5: --resume falls back to checkpoint.prev.h5 (said in the log) and gives the uninterrupted parameters"
 
 # Parameter server: 1 server + 1 worker (Downpour, n_fetch = n_push = 1) is deterministic,

@@ -51,6 +51,11 @@ std::vector<float> h5_read_floats(hid_t loc, const std::string& name);
 std::vector<double> h5_read_doubles(hid_t loc, const std::string& name);
 std::vector<int64_t> h5_read_int64s(hid_t loc, const std::string& name);
 bool h5_exists(hid_t loc, const std::string& name);
+// Before a dataset is read: its storage must match what its shape and type declare (compact
+// and contiguous: exactly, and inside the file; chunked: at most 1024x compressed), so a
+// crafted or damaged file is refused by hpdl instead of reaching libhdf5's read path or an
+// allocation sized by a lie. Throws Error "WHERE ...".
+void h5_check_storage(hid_t dataset, const std::string& where);
 void h5_write_attr(hid_t obj, const std::string& name, const std::vector<float>& values);
 void h5_write_attr(hid_t obj, const std::string& name, const std::string& value);
 void h5_write_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values);
