@@ -29,7 +29,16 @@ void apply_override(toml::table& root, const std::string& item, const std::strin
   const std::string key = item.substr(0, eq), text = item.substr(eq + 1);
   std::vector<std::string> path;
   std::istringstream parts(key);
-  for (std::string part; std::getline(parts, part, '.');) path.push_back(part);
+  for (std::string part; std::getline(parts, part, '.');) {
+    // hpdl's keys are at most a few levels deep; a huge depth would only build a tree
+    // that later recursion (printing, destruction) cannot walk.
+    constexpr size_t kMaxDepth = 16;
+    if (path.size() == kMaxDepth)
+      throw Error(where + ": --set key '" + key.substr(0, 80) + (key.size() > 80 ? "..." : "") +
+                  "' has more than " + std::to_string(kMaxDepth) + " parts");
+    if (part.empty()) throw Error(where + ": --set key '" + key + "' has an empty part");
+    path.push_back(part);
+  }
   toml::table* table = &root;
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     toml::node* n = table->get(path[i]);

@@ -2,6 +2,7 @@
 #include "hpdl/nn/chain.hpp"
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/memory_check.hpp"
 
 namespace hpdl {
 
@@ -18,6 +19,14 @@ Shape Chain::setup(const Shape& in) {
     spec_counts_.push_back(l->param_specs().size());
   }
   const size_t n = layers_.size();
+  // What the model will hold, checked before any of it is allocated: activations and their
+  // gradients here; parameters, gradients and up to two optimizer buffers in the model.
+  uint64_t values = 0;
+  for (size_t i = 1; i <= n; ++i)
+    if (!layers_[i - 1]->is_view()) values += 2 * static_cast<uint64_t>(shapes_[i].numel());
+  for (const auto& spec : param_specs()) values += 4 * static_cast<uint64_t>(spec.size);
+  estimated_bytes_ = values * sizeof(float);
+  require_memory(estimated_bytes_, "the model at batch " + std::to_string(in[0]));
   act_store_.resize(n + 1);
   dact_store_.resize(n + 1);
   act_.assign(n + 1, nullptr);

@@ -54,6 +54,7 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
     : dir_(dir), manifest_(std::move(manifest)) {
   manifest_["run_dir"] = dir_.path();
   manifest_["parameters"] = model.num_params();
+  manifest_["model_bytes_per_rank"] = model.estimated_bytes();
   dir_.write_atomically("config.toml", to_toml(cfg.resolved));
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
   dir_.log(std::string("hpdl ") + kVersion + " (" + kGitHash + ") | " + std::to_string(ranks) +
@@ -69,7 +70,8 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
                                       : " (" + std::to_string(local_batch) + " on rank 0)";
   dir_.log("batch " + std::to_string(cfg.train.batch) + batch + " | optimizer " +
            cfg.optimizer.name + " lr " + fmt("%g", cfg.optimizer.lr) + " | " +
-           std::to_string(cfg.train.epochs) + " epochs");
+           std::to_string(cfg.train.epochs) + " epochs | model buffers ~" +
+           fmt("%.1f", model.estimated_bytes() / 1048576.0) + " MiB per rank");
   dir_.log("epoch  train_loss  test_loss  test_acc  test_f1  samples/s  epoch_s  elapsed_s");
 }
 

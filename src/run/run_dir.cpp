@@ -31,14 +31,16 @@ std::string resolve_run_name(const Config& cfg) {
   return cfg.run.name;
 }
 
+// A manifest that cannot be read may belong to a completed run: it counts as one (only
+// --overwrite replaces it).
 static bool holds_completed_run(const fs::path& dir) {
   std::ifstream in(dir / "manifest.json");
   if (!in) return false;
   try {
     const auto j = nlohmann::json::parse(in);
-    return j.value("status", "") == "complete";
+    return !j.is_object() || j.value("status", "") == "complete";
   } catch (const std::exception&) {
-    return false;
+    return true;
   }
 }
 
@@ -70,7 +72,8 @@ RunDir::RunDir(const std::string& dir, bool overwrite, bool resume)
   if (holds_completed_run(dir_) && !overwrite) {
     throw Error("output directory " + dir_ + " already holds a completed run" +
                 (resume ? ", nothing to resume" : "") +
-                " (use --overwrite or --set run.overwrite=true, or choose another run.name)");
+                " (its manifest.json says so or cannot be read; use --overwrite or --set "
+                "run.overwrite=true, or choose another run.name)");
   }
 }
 

@@ -31,6 +31,12 @@ wait "$holder" 2>/dev/null || true
 [ "$(cat "$out/log.txt")" = "earlier log" ] || { echo "FAIL: the locked-out run wrote log.txt"; exit 1; }
 echo "(2) locked directory refused"
 
+# (2b) a damaged manifest.json counts as a completed run: not overwritten without --overwrite.
+echo '{"status": "compl' >"$out/manifest.json"
+$expect "output directory .*safety already holds a completed run \\(its manifest.json says so or cannot be read" "${run[@]}"
+[ "$(cat "$out/log.txt")" = "earlier log" ] || { echo "FAIL: a damaged manifest let a run in"; exit 1; }
+echo "(2b) damaged manifest refused without --overwrite"
+
 # (3) model.h5 cannot be written (a non-empty directory stands in its place): the run fails
 # at its end, after training.
 rm -rf "$out" && mkdir -p "$out/model.h5/x"

@@ -36,6 +36,9 @@ class Chain {
   const float* output() const { return act_.back(); }
   const Shape& input_shape() const { return shapes_.front(); }
   const Shape& output_shape() const { return shapes_.back(); }
+  // Bytes of activations, their gradients, parameters, gradients and optimizer state, as
+  // estimated (and checked against the machine's memory) by setup().
+  uint64_t estimated_bytes() const { return estimated_bytes_; }
   size_t size() const { return layers_.size(); }
   const Layer& layer(size_t i) const { return *layers_[i]; }
   // Number of param_specs() entries that belong to layer i.
@@ -48,6 +51,7 @@ class Chain {
   std::vector<Shape> shapes_;  // shapes_[i]: input of layer i; back(): output
   std::vector<size_t> spec_counts_;
   std::vector<Buffer> act_store_, dact_store_;
+  uint64_t estimated_bytes_ = 0;
   std::vector<float*> act_, dact_;  // act_[i]: input of layer i, resolved per call
   Profiler* profiler_ = nullptr;
   std::vector<int32_t> fwd_ids_, bwd_ids_;

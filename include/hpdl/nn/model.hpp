@@ -57,6 +57,9 @@ class Model {
   void backward(const Pass& pass, const std::function<void(size_t)>& on_layer_done = {});
 
   size_t num_layers() const { return chain_.size(); }
+  // Activations, parameters, gradients and optimizer state in bytes (checked at set-up
+  // against the machine's memory).
+  uint64_t estimated_bytes() const { return chain_.estimated_bytes(); }
   const Layer& layer(size_t i) const { return chain_.layer(i); }
   // The contiguous range of layer i's parameters in the flat buffers (size 0: none).
   struct Range {
