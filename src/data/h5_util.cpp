@@ -35,10 +35,24 @@ std::string h5_error_text() {
   H5Ewalk2(
       H5E_DEFAULT, H5E_WALK_UPWARD,
       [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
-        if (n == 0 && e->desc) *static_cast<std::string*>(out) = e->desc;
+        auto& text = *static_cast<std::string*>(out);
+        if (!e->desc) return 0;
+        const std::string desc = e->desc;
+        if (n == 0 ||
+            (desc.find("errno") != std::string::npos && text.find("errno") == std::string::npos))
+          text = desc;
         return 0;
       },
       &text);
+  // The system's reason, without the file driver's buffer addresses and sizes.
+  const size_t m = text.find("error message = '");
+  if (m != std::string::npos) {
+    const size_t b = m + 17, e = text.find('\'', b);
+    const size_t en = text.find("errno = ");
+    const std::string errno_text =
+        en == std::string::npos ? "" : text.substr(en + 8, text.find(',', en) - en - 8);
+    text = text.substr(b, e - b) + (errno_text.empty() ? "" : " (errno " + errno_text + ")");
+  }
   return text;
 }
 

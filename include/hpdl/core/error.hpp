@@ -35,9 +35,3 @@ int error_rank();
   do {                                     \
     if (!(cond)) throw ::hpdl::Error(msg); \
   } while (0)
-
-// Library calls returning a negative value on failure (HDF5).
-#define HPDL_CHECK_H5(call)                                                           \
-  do {                                                                                \
-    if ((call) < 0) ::hpdl::fail_call(__FILE__, __LINE__, #call, "HDF5 call failed"); \
-  } while (0)

@@ -5,8 +5,11 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
+
+#include "hpdl/core/error.hpp"
 
 namespace hpdl {
 
@@ -31,8 +34,18 @@ class H5Id {
 
 // Silences HDF5's automatic error printing (call once per process).
 void h5_quiet();
-// HDF5's innermost error description of the current error stack ("" if none).
+// The most telling description on HDF5's current error stack ("" if none): the one that
+// carries the system's reason ("... errno = 28, error message = 'No space left on device'")
+// when there is one, else the innermost.
 std::string h5_error_text();
+
+// HDF5 calls return a negative value on failure: the message names the call, file:line and
+// HDF5's own reason.
+#define HPDL_CHECK_H5(call)                                                             \
+  do {                                                                                  \
+    if ((call) < 0)                                                                     \
+      ::hpdl::fail_call(__FILE__, __LINE__, #call, "HDF5: " + ::hpdl::h5_error_text()); \
+  } while (0)
 
 H5Id h5_open_file(const std::string& path);    // read-only; Error "FILE: cannot open ..."
 H5Id h5_create_file(const std::string& path);  // truncates
@@ -74,9 +87,15 @@ void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& 
 template <typename Fill>
 void h5_write_atomically(const std::string& path, Fill&& fill) {
   const std::string tmp = path + ".tmp";
-  H5Id file = h5_create_file(tmp);
-  fill(file.get());
-  h5_commit_file(file, tmp, path);
+  try {
+    H5Id file = h5_create_file(tmp);
+    fill(file.get());
+    h5_commit_file(file, tmp, path);
+  } catch (const Error& e) {
+    // PATH keeps its previous content; the partial file goes (a full disk gets its space back).
+    std::remove(tmp.c_str());
+    throw Error("cannot write " + path + ": " + e.what());
+  }
 }
 
 }  // namespace hpdl
