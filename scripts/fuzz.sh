@@ -15,18 +15,10 @@ if ! command -v clang++ >/dev/null; then
   skip "clang++ is not installed (scripts/setup.sh installs clang and libclang-rt-14-dev)"
 fi
 build=build-fuzz
-mkdir -p $build
-if ! cmake -S fuzz -B $build -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >$build/configure.log 2>&1; then
-  cat $build/configure.log >&2
-  echo "fuzz: configure failed" >&2
-  exit 1
-fi
-if ! cmake --build $build -j2 >$build/build.log 2>&1; then
-  grep -E -A4 "error" $build/build.log | head -60 >&2
-  echo "fuzz: build failed (log: $build/build.log)" >&2
-  exit 1
-fi
+source scripts/cmake_steps.sh
+cmake_configure fuzz $build -S fuzz -B $build -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake_compile fuzz $build
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$(pwd)/fuzz/lsan.supp
 rc=0

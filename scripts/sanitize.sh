@@ -7,17 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build-sanitize
-mkdir -p $build
-if ! cmake --preset sanitize >$build/configure.log 2>&1; then
-  cat $build/configure.log >&2
-  echo "sanitize: configure failed" >&2
-  exit 1
-fi
-if ! cmake --build $build -j2 --target hpdl_unit_tests hpdl_mpi_tests hpdl_async_tests >$build/build.log 2>&1; then
-  grep -E -A4 "error" $build/build.log | head -60 >&2
-  echo "sanitize: build failed (log: $build/build.log)" >&2
-  exit 1
-fi
+source scripts/cmake_steps.sh
+cmake_configure sanitize $build --preset sanitize
+cmake_compile sanitize $build --target hpdl_unit_tests hpdl_mpi_tests hpdl_async_tests
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd $build
 # Every GoogleTest case (Suite.Name, Backends/...), with leak checking; then the mpirun

@@ -24,17 +24,9 @@ fi
 # A failed configure or compile stops here with the tool's own error lines; the full log
 # stays in build/. (No stale binary is ever tested: the build must succeed.)
 echo "== building hpdl (build/)"
-mkdir -p build
-if ! cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build/configure.log 2>&1; then
-  cat build/configure.log >&2
-  echo "setup: cmake configure failed (log: build/configure.log)" >&2
-  exit 1
-fi
-if ! cmake --build build -j2 >build/build.log 2>&1; then
-  grep -E -A4 "error|Error [0-9]+|undefined reference|CMake Error" build/build.log | head -80 >&2
-  echo "setup: the build failed (full log: build/build.log)" >&2
-  exit 1
-fi
+source scripts/cmake_steps.sh
+cmake_configure setup build -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake_compile setup build
 test -x build/hpdl
 
 FM=/usr/share/datasets/fashion-mnist

@@ -8,6 +8,10 @@
 #include "hpdl/core/error.hpp"
 
 namespace hpdl {
+namespace {
+constexpr const char* kHint =
+    " (lower optimizer.lr, set optimizer.clip_norm, or set train.nonfinite = \"skip\")";
+}  // namespace
 
 int64_t first_nonfinite_segment(const std::vector<ParamSegment>& segments,
                                 std::span<const float> values) {
@@ -44,9 +48,7 @@ bool FiniteGuard::check_reduced(double grad_sq, double local_loss, const Model& 
   what +=
       ranks.empty() ? "; every rank's loss was finite" : "; loss not finite on rank(s) " + ranks;
   if (!skip_) {
-    throw AgreedError("training diverged at " + what +
-                      " (lower optimizer.lr, set optimizer.clip_norm, or set "
-                      "train.nonfinite = \"skip\")");
+    throw AgreedError("training diverged at " + what + kHint);
   }
   ++skipped_;
   warning_ =
@@ -58,9 +60,7 @@ bool FiniteGuard::check_local(double grad_sq, const Model& model, int64_t step, 
   if (std::isfinite(grad_sq)) return true;
   const std::string what = "worker " + describe(model, step, epoch);
   if (!skip_) {
-    throw Error("training diverged at " + what +
-                " (lower optimizer.lr, set optimizer.clip_norm, or set train.nonfinite = "
-                "\"skip\")");
+    throw Error("training diverged at " + what + kHint);
   }
   ++skipped_;
   warning_ = what + ": step skipped";

@@ -1,5 +1,6 @@
 // The synchronous training loop. step() reads top to bottom: batch, forward, loss, zero
-// grads, backward (starting the gradient allreduce), wait for it, L2, clip, update.
+// grads, backward (starting the gradient allreduce), wait for it, L2, NaN/Inf guard, clip,
+// update.
 #include "hpdl/train/trainer.hpp"
 
 #include <chrono>
