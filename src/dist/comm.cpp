@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/dist/watchdog.hpp"
 
 namespace hpdl {
 
@@ -22,68 +23,179 @@ Comm::Comm(MPI_Comm comm) : comm_(comm) {
   HPDL_CHECK_MPI(MPI_Comm_size(comm_, &size_));
 }
 
-// MPI counts are int; split large buffers so a >2^31 element model still reduces.
+namespace {
+// MPI counts are int: every call moves at most this many elements at once.
+constexpr int64_t kPiece = int64_t{1} << 30;
+
 template <typename T>
-static void allreduce_chunked(T* data, int64_t n, MPI_Datatype type, MPI_Comm comm) {
-  constexpr int64_t kChunk = INT_MAX / 2;
-  for (int64_t off = 0; off < n; off += kChunk) {
-    const int count = static_cast<int>(std::min(kChunk, n - off));
-    HPDL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM, comm));
+MPI_Datatype mpi_type();
+template <>
+MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+template <>
+MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+template <>
+MPI_Datatype mpi_type<int64_t>() { return MPI_INT64_T; }
+template <>
+MPI_Datatype mpi_type<int>() { return MPI_INT; }
+template <>
+MPI_Datatype mpi_type<char>() { return MPI_CHAR; }
+
+int piece(int64_t n, int64_t off) { return static_cast<int>(std::min(kPiece, n - off)); }
+}  // namespace
+
+void Comm::wait_all(int n, MPI_Request* requests) const {
+  while (true) {
+    int done = 0;
+    HPDL_CHECK_MPI(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
+    if (done) return;
+    if (watchdog_) watchdog_->poll();
   }
 }
 
-void Comm::allreduce_sum(float* data, int64_t n) const {
-  allreduce_chunked(data, n, MPI_FLOAT, comm_);
+std::vector<int> Comm::wait_some(int n, MPI_Request* requests) const {
+  std::vector<int> indices(static_cast<size_t>(std::max(n, 1)));
+  while (true) {
+    int count = 0;
+    HPDL_CHECK_MPI(MPI_Testsome(n, requests, &count, indices.data(), MPI_STATUSES_IGNORE));
+    if (count == MPI_UNDEFINED) return {};
+    if (count > 0) {
+      indices.resize(static_cast<size_t>(count));
+      return indices;
+    }
+    if (watchdog_) watchdog_->poll();
+  }
 }
+
+template <typename T>
+static void allreduce_pieces(const Comm& c, T* data, int64_t n, MPI_Op op) {
+  for (int64_t off = 0; off < n; off += kPiece) {
+    MPI_Request r;
+    HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, data + off, piece(n, off), mpi_type<T>(), op,
+                                  c.raw(), &r));
+    c.wait_all(1, &r);
+  }
+}
+
+void Comm::allreduce_sum(float* data, int64_t n) const { allreduce_pieces(*this, data, n, MPI_SUM); }
 void Comm::allreduce_sum(double* data, int64_t n) const {
-  allreduce_chunked(data, n, MPI_DOUBLE, comm_);
+  allreduce_pieces(*this, data, n, MPI_SUM);
 }
 void Comm::allreduce_sum(int64_t* data, int64_t n) const {
-  allreduce_chunked(data, n, MPI_INT64_T, comm_);
+  allreduce_pieces(*this, data, n, MPI_SUM);
 }
 
 double Comm::allreduce_max(double v) const {
-  HPDL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, comm_));
+  allreduce_pieces(*this, &v, 1, MPI_MAX);
   return v;
 }
 
 void Comm::agree(const std::string& local_error) const {
   int first_bad = local_error.empty() ? INT_MAX : rank_;
-  HPDL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, comm_));
+  allreduce_pieces(*this, &first_bad, 1, MPI_MIN);
   if (first_bad == INT_MAX) return;
-  int len = first_bad == rank_ ? static_cast<int>(local_error.size()) : 0;
-  HPDL_CHECK_MPI(MPI_Bcast(&len, 1, MPI_INT, first_bad, comm_));
-  std::string msg = first_bad == rank_ ? local_error : std::string(len, ' ');
-  HPDL_CHECK_MPI(MPI_Bcast(msg.data(), len, MPI_CHAR, first_bad, comm_));
+  std::string msg = first_bad == rank_ ? local_error : std::string();
+  broadcast(msg, first_bad);
   throw AgreedError(msg);
 }
 
 std::vector<std::string> Comm::allgather(const std::string& s) const {
   int len = static_cast<int>(s.size());
   std::vector<int> lens(size_), offs(size_);
-  HPDL_CHECK_MPI(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_));
+  MPI_Request r;
+  HPDL_CHECK_MPI(MPI_Iallgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_, &r));
+  wait(r);
   int total = 0;
-  for (int r = 0; r < size_; ++r) offs[r] = total, total += lens[r];
+  for (int k = 0; k < size_; ++k) offs[k] = total, total += lens[k];
   std::string all(total, ' ');
-  HPDL_CHECK_MPI(MPI_Allgatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(),
-                                MPI_CHAR, comm_));
+  HPDL_CHECK_MPI(MPI_Iallgatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(),
+                                 MPI_CHAR, comm_, &r));
+  wait(r);
   std::vector<std::string> out(size_);
-  for (int r = 0; r < size_; ++r) out[r] = all.substr(offs[r], lens[r]);
+  for (int k = 0; k < size_; ++k) out[k] = all.substr(offs[k], lens[k]);
   return out;
+}
+
+std::vector<std::string> Comm::gather(const std::string& s, int root) const {
+  int len = static_cast<int>(s.size());
+  std::vector<int> lens(size_), offs(size_);
+  MPI_Request r;
+  HPDL_CHECK_MPI(MPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, root, comm_, &r));
+  wait(r);
+  int total = 0;
+  for (int k = 0; k < size_; ++k) offs[k] = total, total += lens[k];
+  std::string all(rank_ == root ? total : 0, ' ');
+  HPDL_CHECK_MPI(MPI_Igatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(),
+                              MPI_CHAR, root, comm_, &r));
+  wait(r);
+  std::vector<std::string> out;
+  if (rank_ == root)
+    for (int k = 0; k < size_; ++k) out.push_back(all.substr(offs[k], lens[k]));
+  return out;
+}
+
+template <typename T>
+void Comm::broadcast_values(T* data, int64_t n, int root) const {
+  for (int64_t off = 0; off < n; off += kPiece) {
+    MPI_Request r;
+    HPDL_CHECK_MPI(MPI_Ibcast(data + off, piece(n, off), mpi_type<T>(), root, comm_, &r));
+    wait(r);
+  }
 }
 
 void Comm::broadcast(std::string& s, int root) const {
   int64_t len = static_cast<int64_t>(s.size());
-  HPDL_CHECK_MPI(MPI_Bcast(&len, 1, MPI_INT64_T, root, comm_));
+  broadcast_values(&len, 1, root);
   if (rank_ != root) s.assign(static_cast<size_t>(len), ' ');
-  // Counts over INT_MAX go in pieces.
-  constexpr int64_t kPiece = int64_t{1} << 30;
-  for (int64_t off = 0; off < len; off += kPiece) {
-    const int n = static_cast<int>(std::min(kPiece, len - off));
-    HPDL_CHECK_MPI(MPI_Bcast(s.data() + off, n, MPI_CHAR, root, comm_));
+  broadcast_values(s.data(), len, root);
+}
+void Comm::broadcast(float* d, int64_t n, int root) const { broadcast_values(d, n, root); }
+void Comm::broadcast(double* d, int64_t n, int root) const { broadcast_values(d, n, root); }
+void Comm::broadcast(int64_t* d, int64_t n, int root) const { broadcast_values(d, n, root); }
+void Comm::broadcast(int* d, int64_t n, int root) const { broadcast_values(d, n, root); }
+
+template <typename T>
+void Comm::send_values(const T* data, int64_t n, int dest, int tag) const {
+  for (int64_t off = 0; off < n; off += kPiece) {
+    MPI_Request r;
+    HPDL_CHECK_MPI(MPI_Isend(data + off, piece(n, off), mpi_type<T>(), dest, tag, comm_, &r));
+    wait(r);
   }
 }
 
-void Comm::barrier() const { HPDL_CHECK_MPI(MPI_Barrier(comm_)); }
+template <typename T>
+void Comm::recv_values(T* data, int64_t n, int source, int tag) const {
+  for (int64_t off = 0; off < n; off += kPiece) {
+    MPI_Request r;
+    HPDL_CHECK_MPI(MPI_Irecv(data + off, piece(n, off), mpi_type<T>(), source, tag, comm_, &r));
+    wait(r);
+  }
+}
+
+void Comm::send(const float* d, int64_t n, int dest, int tag) const { send_values(d, n, dest, tag); }
+void Comm::send(const int64_t* d, int64_t n, int dest, int tag) const {
+  send_values(d, n, dest, tag);
+}
+void Comm::send(const std::string& s, int dest, int tag) const {
+  const int64_t len = static_cast<int64_t>(s.size());
+  send_values(&len, 1, dest, tag);
+  send_values(s.data(), len, dest, tag);
+}
+void Comm::recv(float* d, int64_t n, int source, int tag) const { recv_values(d, n, source, tag); }
+void Comm::recv(int64_t* d, int64_t n, int source, int tag) const {
+  recv_values(d, n, source, tag);
+}
+std::string Comm::recv_string(int source, int tag) const {
+  int64_t len = 0;
+  recv_values(&len, 1, source, tag);
+  std::string s(static_cast<size_t>(len), ' ');
+  recv_values(s.data(), len, source, tag);
+  return s;
+}
+
+void Comm::barrier() const {
+  MPI_Request r;
+  HPDL_CHECK_MPI(MPI_Ibarrier(comm_, &r));
+  wait(r);
+}
 
 }  // namespace hpdl

@@ -88,13 +88,10 @@ void GradientReducer::finish(int64_t step) {
   }
   const int n = static_cast<int>(requests_.size());
   if (prof_ && prof_->on()) {
-    for (int count = 0; count != MPI_UNDEFINED;) {
-      HPDL_CHECK_MPI(
-          MPI_Waitsome(n, requests_.data(), &count, indices_.data(), MPI_STATUSES_IGNORE));
-      if (count != MPI_UNDEFINED) record_completions(count, indices_.data());
-    }
+    for (std::vector<int> done; !(done = comm_.wait_some(n, requests_.data())).empty();)
+      record_completions(static_cast<int>(done.size()), done.data());
   } else {
-    HPDL_CHECK_MPI(MPI_Waitall(n, requests_.data(), MPI_STATUSES_IGNORE));
+    comm_.wait_all(n, requests_.data());
   }
   for (auto& b : buckets_) b.remaining = b.layers;
   started_ = 0;

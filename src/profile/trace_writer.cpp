@@ -25,21 +25,6 @@ struct RankTrace {
   std::vector<int64_t> walls;
 };
 
-// Rank 0 receives every rank's bytes.
-std::vector<std::string> gather_to_root(const Comm& comm, const std::string& s) {
-  int len = static_cast<int>(s.size());
-  std::vector<int> lens(comm.size()), offs(comm.size());
-  HPDL_CHECK_MPI(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm.raw()));
-  int total = 0;
-  for (int r = 0; r < comm.size(); ++r) offs[r] = total, total += lens[r];
-  std::string all(comm.rank() == 0 ? total : 0, ' ');
-  HPDL_CHECK_MPI(MPI_Gatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(),
-                             MPI_CHAR, 0, comm.raw()));
-  std::vector<std::string> out;
-  if (comm.rank() == 0)
-    for (int r = 0; r < comm.size(); ++r) out.push_back(all.substr(offs[r], lens[r]));
-  return out;
-}
 
 std::string pack(const Profiler& prof, int64_t offset_ns) {
   nlohmann::json meta = {{"names", prof.names()},
@@ -145,14 +130,14 @@ int64_t clock_offset_to_root(const Comm& comm) {
     for (int k = 0; k < kRounds; ++k) {
       if (comm.rank() == 0) {
         int64_t ping = 0;
-        HPDL_CHECK_MPI(MPI_Recv(&ping, 1, MPI_INT64_T, r, kTag, comm.raw(), MPI_STATUS_IGNORE));
+        comm.recv(&ping, 1, r, kTag);
         const int64_t t = Profiler::now();
-        HPDL_CHECK_MPI(MPI_Send(&t, 1, MPI_INT64_T, r, kTag, comm.raw()));
+        comm.send(&t, 1, r, kTag);
       } else if (comm.rank() == r) {
         const int64_t t1 = Profiler::now();
         int64_t t_root = 0;
-        HPDL_CHECK_MPI(MPI_Send(&t1, 1, MPI_INT64_T, 0, kTag, comm.raw()));
-        HPDL_CHECK_MPI(MPI_Recv(&t_root, 1, MPI_INT64_T, 0, kTag, comm.raw(), MPI_STATUS_IGNORE));
+        comm.send(&t1, 1, 0, kTag);
+        comm.recv(&t_root, 1, 0, kTag);
         const int64_t t2 = Profiler::now();
         if (t2 - t1 < best_rtt) best_rtt = t2 - t1, offset = (t1 + t2) / 2 - t_root;
       }
@@ -164,7 +149,7 @@ int64_t clock_offset_to_root(const Comm& comm) {
 TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::string& dir,
                          const nlohmann::json& manifest) {
   const int64_t offset = clock_offset_to_root(comm);
-  const std::vector<std::string> packed = gather_to_root(comm, pack(prof, offset));
+  const std::vector<std::string> packed = comm.gather(pack(prof, offset), 0);
   TraceSummary sum;
   if (comm.rank() != 0) return sum;
   const auto t0 = std::chrono::steady_clock::now();

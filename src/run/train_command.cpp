@@ -12,6 +12,7 @@
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/data/sampler.hpp"
 #include "hpdl/dist/comm.hpp"
+#include "hpdl/dist/progress_board.hpp"
 #include "hpdl/dist/watchdog.hpp"
 #include "hpdl/nn/builder.hpp"
 #include "hpdl/profile/profiler.hpp"
@@ -207,7 +208,7 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   });
   {
     WatchdogScope guard(watchdog, "checkpoint broadcast", 0);
-    HPDL_CHECK_MPI(MPI_Bcast(&have, 1, MPI_INT64_T, 0, comm.raw()));
+    comm.broadcast(&have, 1, 0);
     if (have) {
       if (!s.from) s.from = std::make_unique<Checkpoint>();
       broadcast_checkpoint(comm, *s.from);
@@ -304,9 +305,7 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
   return 0;
 }
 
-int train(const TrainArgs& args, const Comm& comm) {
-  // Bounds every wait on other ranks; the default limit holds until the config is read.
-  Watchdog watchdog(RunConfig{}.watchdog_s, comm.rank());
+int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   TrainSetup s = set_up(args, comm, watchdog);
   nlohmann::json manifest;
   {
@@ -326,6 +325,23 @@ int train(const TrainArgs& args, const Comm& comm) {
     if (report) report->failed(e.what());
     throw;
   }
+}
+
+
+int train(const TrainArgs& args, Comm& comm) {
+  // Where every rank is: a wait that outlasts the watchdog names the ranks that did not
+  // arrive. Freed only after a run every rank finished (freeing waits for all ranks).
+  ProgressBoard board(comm.raw());
+  // Bounds every wait on other ranks; the default limit holds until the config is read.
+  Watchdog watchdog(RunConfig{}.watchdog_s, comm.rank());
+  watchdog.attach(&board);
+  comm.bound_waits_by(&watchdog);
+  const int rc = train_bounded(args, comm, watchdog);
+  comm.bound_waits_by(nullptr);
+  watchdog.attach(nullptr);
+  WatchdogScope guard(watchdog, "progress board free", 0);
+  board.close();
+  return rc;
 }
 
 }  // namespace

@@ -122,6 +122,7 @@ void AsyncTrainer::serve() {
           WatchdogScope guard(watchdog_, "waiting for the workers to pause", handled_);
           while (shards_.read(0, ParamShards::kPaused) < workers_) {
             shards_.poll();
+            watchdog_.poll();
             if (pause.tv_nsec > 0) nanosleep(&pause, nullptr);
           }
         }
@@ -136,6 +137,7 @@ void AsyncTrainer::serve() {
         seen = -1;
       }
     }
+    watchdog_.poll();
     if (pause.tv_nsec > 0) nanosleep(&pause, nullptr);
   }
   watchdog_.disarm();
@@ -227,8 +229,10 @@ void AsyncTrainer::work() {
     {
       WatchdogScope guard(watchdog_, "waiting for the other workers", step_);
       while (!(finished = shards_.read(0, ParamShards::kFinish) > 0) &&
-             !(requested = ckpt_ && request_pending()))
+             !(requested = ckpt_ && request_pending())) {
+        watchdog_.poll();
         nanosleep(&pause, nullptr);
+      }
     }
     if (finished) return;
     if (pause_for_checkpoint(stopped ? epoch - 1 : epoch, 0)) return;
@@ -334,9 +338,7 @@ bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
   WatchdogScope guard(watchdog_, "parameter-server checkpoint", step_);
   const int64_t n = model_.num_params();
   // Every worker's state goes to rank 0: its position and counts as JSON, then buffers.
-  auto send_floats = [&](const float* p, int dest) {
-    HPDL_CHECK_MPI(MPI_Send(p, static_cast<int>(n), MPI_FLOAT, dest, 1, comm_.raw()));
-  };
+  auto send_floats = [&](const float* p, int dest) { comm_.send(p, n, dest, 1); };
   if (!shards_.is_server()) {
     nlohmann::json w = {{"epoch", epoch},
                         {"step_in_epoch", step_in_epoch},
@@ -348,10 +350,7 @@ bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
                         {"epoch_steps", epoch_steps_},
                         {"w_bak", w_bak_.size() > 0},
                         {"mean_square", mean_square_.size() > 0}};
-    const std::string text = w.dump();
-    int64_t len = static_cast<int64_t>(text.size());
-    HPDL_CHECK_MPI(MPI_Send(&len, 1, MPI_INT64_T, 0, 0, comm_.raw()));
-    HPDL_CHECK_MPI(MPI_Send(text.data(), static_cast<int>(len), MPI_CHAR, 0, 0, comm_.raw()));
+    comm_.send(w.dump(), 0, 0);
     send_floats(model_.params().data(), 0);
     if (w_bak_.size()) send_floats(w_bak_.data(), 0);
     if (mean_square_.size()) send_floats(mean_square_.data(), 0);
@@ -375,18 +374,12 @@ bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
     }
     c.counters.push_back({"ps.snapshots", meta});
     for (int r = shards_.servers(); r < comm_.size(); ++r) {
-      int64_t len = 0;
-      HPDL_CHECK_MPI(MPI_Recv(&len, 1, MPI_INT64_T, r, 0, comm_.raw(), MPI_STATUS_IGNORE));
-      std::string text(static_cast<size_t>(len), '\0');
-      HPDL_CHECK_MPI(MPI_Recv(text.data(), static_cast<int>(len), MPI_CHAR, r, 0, comm_.raw(),
-                              MPI_STATUS_IGNORE));
-      nlohmann::json w = nlohmann::json::parse(text);
+      nlohmann::json w = nlohmann::json::parse(comm_.recv_string(r, 0));
       const std::string key = "worker" + std::to_string(r - shards_.servers());
       for (const char* buf : {"params", "w_bak", "mean_square"}) {
         if (std::string(buf) != "params" && !w[buf].get<bool>()) continue;
         std::vector<float> v(n);
-        HPDL_CHECK_MPI(MPI_Recv(v.data(), static_cast<int>(n), MPI_FLOAT, r, 1, comm_.raw(),
-                                MPI_STATUS_IGNORE));
+        comm_.recv(v.data(), n, r, 1);
         c.buffers.push_back({key + "." + buf, std::move(v)});
       }
       // The run's position for the log: the slowest worker's.
@@ -402,7 +395,7 @@ bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
     last_ckpt_t_ = MPI_Wtime() - t0_;
   }
   // Nobody moves on before rank 0 has read the shards and written the file.
-  HPDL_CHECK_MPI(MPI_Bcast(&stop, 1, MPI_INT, 0, comm_.raw()));
+  comm_.broadcast(&stop, 1, 0);
   if (stop) stopped_by_ = stop_signal() ? stop_signal() : SIGUSR1;
   return stop != 0;
 }
@@ -468,7 +461,7 @@ std::vector<EpochStats> AsyncTrainer::evaluate_snapshots(const TrainHooks& hooks
   {
     WatchdogScope guard(watchdog_, "parameter-server results", step_);
     comm_.allreduce_sum(sums.data(), 3 * E);
-    HPDL_CHECK_MPI(MPI_Bcast(&count, 1, MPI_INT64_T, 0, comm_.raw()));
+    comm_.broadcast(&count, 1, 0);
   }
   std::vector<EpochStats> history;
   double t_prev = 0;
@@ -481,9 +474,8 @@ std::vector<EpochStats> AsyncTrainer::evaluate_snapshots(const TrainHooks& hooks
     }
     {
       WatchdogScope guard(watchdog_, "snapshot broadcast", step_);
-      HPDL_CHECK_MPI(MPI_Bcast(meta, 3, MPI_DOUBLE, 0, comm_.raw()));
-      HPDL_CHECK_MPI(MPI_Bcast(model_.params().data(), static_cast<int>(model_.num_params()),
-                               MPI_FLOAT, 0, comm_.raw()));
+      comm_.broadcast(meta, 3, 0);
+      comm_.broadcast(model_.params().data(), model_.num_params(), 0);
     }
     EpochStats st;
     st.epoch = static_cast<int64_t>(meta[0]);

@@ -226,16 +226,10 @@ void broadcast_checkpoint(const Comm& comm, Checkpoint& c) {
     for (const auto& [name, v] : c.counters) j["counters"][name] = v;
     text = j.dump();
   }
-  int64_t len = static_cast<int64_t>(text.size());
-  HPDL_CHECK_MPI(MPI_Bcast(&len, 1, MPI_INT64_T, 0, comm.raw()));
-  text.resize(static_cast<size_t>(len));
-  HPDL_CHECK_MPI(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, 0, comm.raw()));
+  comm.broadcast(text, 0);
   auto bcast_floats = [&](std::vector<float>& v, size_t n) {
     v.resize(n);
-    for (size_t at = 0; at < n; at += 1 << 30) {  // MPI counts are ints
-      const int chunk = static_cast<int>(std::min<size_t>(n - at, 1 << 30));
-      HPDL_CHECK_MPI(MPI_Bcast(v.data() + at, chunk, MPI_FLOAT, 0, comm.raw()));
-    }
+    comm.broadcast(v.data(), static_cast<int64_t>(n), 0);
   };
   if (comm.rank() != 0) {
     const auto j = nlohmann::json::parse(text);

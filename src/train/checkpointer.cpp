@@ -43,7 +43,7 @@ bool Checkpointer::due(int64_t global_step) {
   } else {
     if (request_ != MPI_REQUEST_NULL) {
       WatchdogScope guard(watchdog_, "checkpoint flag agreement", global_step);
-      HPDL_CHECK_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+      comm_.wait_all(1, &request_);
       agreed = recv_;
     }
     send_ = local_flags();
@@ -60,7 +60,7 @@ bool Checkpointer::due(int64_t global_step) {
 void Checkpointer::finish(int64_t global_step) {
   if (request_ == MPI_REQUEST_NULL) return;
   WatchdogScope guard(watchdog_, "checkpoint flag agreement", global_step);
-  HPDL_CHECK_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+  comm_.wait_all(1, &request_);
 }
 
 void Checkpointer::write(Checkpoint c) {

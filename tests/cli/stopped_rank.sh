@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A rank that stops (kill -STOP) mid-training must not hang the job: with run.watchdog_s = 3
-# the job ends, non-zero, with a line naming the waiting rank and the operation. Sync (2
-# ranks, rank 1 stopped) and Downpour (1 server + 1 worker, the worker stopped: the server's
-# loop is bounded too). Prints the time from the stop to the end (the target is the bound
-# + 5 s; the test fails only past bound + 15 s, so a loaded machine does not fail it).
+# the job ends, non-zero, with one line naming the waiting rank, the operation, and the
+# stopped rank. Sync (2 ranks, rank 1 stopped; 4 ranks, rank 2 stopped: the ranks that
+# arrived are not named) and Downpour (1 server + 1 worker, the worker stopped: the
+# server's loop is bounded too). Prints the time from the stop to the end (the target is the
+# bound + 5 s; the test fails only past bound + 15 s, so a loaded machine does not fail it).
 # Usage: stopped_rank.sh MPIRUN HPDL FIXTURES
 set -u
 mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
@@ -14,19 +15,19 @@ rank_pid() {  # the pid of hpdl's rank R among the children of mpirun
     tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && { echo "$p"; return; }
   done
 }
-check() {  # NAME REGEX EXTRA-ARGS...
-  local name=$1 regex=$2
-  shift 2
+check() {  # NAME RANKS VICTIM REGEX EXTRA-ARGS...
+  local name=$1 np=$2 rank=$3 regex=$4
+  shift 4
   local log=$fx/stopped_$name.log
-  $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set run.name="$name" --overwrite \
+  $mpirun -np "$np" "$hpdl" train "$fx/tiny.toml" --set run.name="$name" --overwrite \
     --set run.watchdog_s=$bound --set train.epochs=100000 "$@" >"$log" 2>&1 &
   local job=$! victim=""
   for _ in $(seq 200); do
-    victim=$(rank_pid 1 "$name")
+    victim=$(rank_pid "$rank" "$name")
     [ -n "$victim" ] && grep -q "epoch" "$fx/outputs/$name/log.txt" 2>/dev/null && break
     sleep 0.05
   done
-  [ -n "$victim" ] || { echo "FAIL: $name: rank 1 not found"; kill $job; cat "$log"; exit 1; }
+  [ -n "$victim" ] || { echo "FAIL: $name: rank $rank not found"; kill $job; cat "$log"; exit 1; }
   sleep 0.5
   kill -STOP "$victim"
   local t0 rc=0
@@ -35,7 +36,7 @@ check() {  # NAME REGEX EXTRA-ARGS...
   for _ in $(seq $(( (bound + 15) * 10 ))); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
   if kill -0 $job 2>/dev/null; then
     kill -KILL "$victim" $job 2>/dev/null
-    echo "FAIL: $name: the job still runs $((bound + 15)) s after rank 1 stopped"
+    echo "FAIL: $name: the job still runs $((bound + 15)) s after rank $rank stopped"
     exit 1
   fi
   wait $job || rc=$?
@@ -43,10 +44,45 @@ check() {  # NAME REGEX EXTRA-ARGS...
   took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   [ "$rc" -ne 0 ] || { echo "FAIL: $name: exit 0"; exit 1; }
   grep -Eq "$regex" "$log" || { echo "FAIL: $name: no line matching /$regex/"; cat "$log"; exit 1; }
-  echo "$name: rank 1 stopped -> job ended in ${took} s (bound ${bound} s), exit $rc: $(grep -E "$regex" "$log" | head -1)"
+  local lines
+  lines=$(grep -c "hpdl: error:" "$log")
+  [ "$lines" -eq 1 ] || { echo "FAIL: $name: $lines error lines, not one"; cat "$log"; exit 1; }
+  echo "$name: rank $rank stopped -> job ended in ${took} s (bound ${bound} s), exit $rc: $(grep -E "$regex" "$log" | head -1)"
   awk -v t="$took" -v b=$bound 'BEGIN { exit !(t <= b + 15) }' || { echo "FAIL: $name: took longer than the bound + 15 s"; exit 1; }
 }
-check sync "rank 0 waited [0-9.]+ s in .* at step [0-9]+"
-check downpour "rank 0 waited [0-9.]+ s in waiting for any worker's push" \
+stopped="is stopped or hung \\(no heartbeat for 1.2 s; (last finished:|it waits in) .* at step [0-9]+\\)$"
+check sync 2 1 "rank 0 waited [0-9.]+ s in .* at step [0-9]+ .*: rank 1 $stopped"
+check sync4 4 2 "rank 0 waited [0-9.]+ s in .* at step [0-9]+ .*: rank 2 $stopped"
+check downpour 2 1 "rank 0 waited [0-9.]+ s in waiting for any worker's push .*: rank 1 $stopped" \
   --set distributed.mode=downpour --set optimizer.name=sgd
+
+# A job suspended whole (every rank stopped, as Slurm's suspend or gang scheduling does) and
+# resumed after twice the bound, one rank a second after the other (nodes do not resume at
+# one instant), must go on: frozen time does not count against a wait.
+name=suspended log=$fx/stopped_suspended.log
+$mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set run.name=$name --overwrite \
+  --set run.watchdog_s=$bound --set train.epochs=100000 >"$log" 2>&1 &
+job=$!
+for _ in $(seq 200); do
+  r0=$(rank_pid 0 $name) r1=$(rank_pid 1 $name)
+  [ -n "$r0" ] && [ -n "$r1" ] && grep -q "epoch" "$fx/outputs/$name/log.txt" 2>/dev/null && break
+  sleep 0.05
+done
+[ -n "$r0" ] && [ -n "$r1" ] || { echo "FAIL: $name: ranks not found"; kill $job; exit 1; }
+kill -STOP "$r0" "$r1"
+sleep $((2 * bound))
+kill -CONT "$r0"
+sleep 1
+kill -CONT "$r1"
+sleep $((bound + 2))
+if ! kill -0 $job 2>/dev/null; then
+  echo "FAIL: $name: the resumed job ended"; cat "$log"; exit 1
+fi
+kill -USR1 $job  # the documented way to stop a job with a checkpoint
+rc=0
+for _ in $(seq 150); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+kill -0 $job 2>/dev/null && { kill -KILL $job; echo "FAIL: $name: SIGUSR1 did not end it"; exit 1; }
+wait $job || rc=$?
+[ "$rc" -eq 75 ] || { echo "FAIL: $name: exit $rc after SIGUSR1, not 75"; cat "$log"; exit 1; }
+echo "$name: all ranks stopped for $((2 * bound)) s and resumed -> still training $((bound + 2)) s later; SIGUSR1 -> exit 75"
 echo "PASS"

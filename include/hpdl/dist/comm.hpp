@@ -1,6 +1,9 @@
 // The one wrapper around an MPI communicator that the rest of hpdl uses. Every call is
 // checked; collectives used for errors let all ranks stop together with one message.
 // Trainers take a Comm, so tests can run the same trainer on MPI_COMM_SELF and WORLD.
+// Every wait polls (MPI_Test) and, when a watchdog bounds this communicator, lets it end a
+// wait that outlasts its limit, naming the late ranks. Counts over INT_MAX go in pieces of
+// 2^30 elements, one rule for every call.
 #pragma once
 #include <mpi.h>
 
@@ -10,6 +13,8 @@
 
 namespace hpdl {
 
+class Watchdog;
+
 class Comm {
  public:
   explicit Comm(MPI_Comm comm);
@@ -17,6 +22,13 @@ class Comm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   MPI_Comm raw() const { return comm_; }
+
+  // Bounds this communicator's waits by w (Watchdog::poll); nullptr: unbounded.
+  void bound_waits_by(Watchdog* w) { watchdog_ = w; }
+  // Completes the requests (MPI_REQUEST_NULL allowed), polling.
+  void wait_all(int n, MPI_Request* requests) const;
+  // Completes some of the requests: their indices, or an empty vector when none is active.
+  std::vector<int> wait_some(int n, MPI_Request* requests) const;
 
   // In-place sum across ranks. Every rank calls it with the same n.
   void allreduce_sum(float* data, int64_t n) const;
@@ -32,11 +44,35 @@ class Comm {
   std::vector<std::string> allgather(const std::string& s) const;
   // Collective: root's string, on every rank (s is replaced on the others).
   void broadcast(std::string& s, int root) const;
+  // Collective: root's n values, on every rank.
+  void broadcast(float* data, int64_t n, int root) const;
+  void broadcast(double* data, int64_t n, int root) const;
+  void broadcast(int64_t* data, int64_t n, int root) const;
+  void broadcast(int* data, int64_t n, int root) const;
+  // Collective: every rank's string, in rank order, on root (empty elsewhere).
+  std::vector<std::string> gather(const std::string& s, int root) const;
+
+  // Point to point, tags chosen by the caller.
+  void send(const float* data, int64_t n, int dest, int tag) const;
+  void send(const int64_t* data, int64_t n, int dest, int tag) const;
+  void send(const std::string& s, int dest, int tag) const;
+  void recv(float* data, int64_t n, int source, int tag) const;
+  void recv(int64_t* data, int64_t n, int source, int tag) const;
+  std::string recv_string(int source, int tag) const;
 
   void barrier() const;
 
  private:
+  template <typename T>
+  void broadcast_values(T* data, int64_t n, int root) const;
+  template <typename T>
+  void send_values(const T* data, int64_t n, int dest, int tag) const;
+  template <typename T>
+  void recv_values(T* data, int64_t n, int source, int tag) const;
+  void wait(MPI_Request& r) const { wait_all(1, &r); }
+
   MPI_Comm comm_;
+  Watchdog* watchdog_ = nullptr;
   int rank_ = 0;
   int size_ = 1;
 };

@@ -1,15 +1,22 @@
-// Bounds every wait on other ranks. The trainer arms the watchdog around each collective;
-// if one lasts longer than the limit, a background thread prints which rank, step and
-// operation were stuck and ends this process, so mpirun/srun end the whole job instead of
-// hanging until the wall-time limit. Arming costs one clock read and three atomic stores.
+// Bounds every wait on other ranks. The trainer arms the watchdog around each collective.
+// Waits that poll (Comm's collectives, the gradient reducer, the parameter server's loops)
+// call poll(): once the armed wait outlasts the limit, poll() names the ranks that did not
+// arrive (ProgressBoard) and ends this process, so mpirun/srun end the whole job instead of
+// hanging until the wall-time limit. A wait that cannot poll (a blocking RMA lock) is ended
+// by a background thread with a shorter message. Arming costs one clock read and a few
+// stores; poll() one clock read. Time this process did not run at all (kill -STOP, a Slurm
+// suspend) does not count against a wait: a resumed job is not ended for it.
 #pragma once
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace hpdl {
+
+class ProgressBoard;
 
 class Watchdog {
  public:
@@ -21,17 +28,32 @@ class Watchdog {
 
   // Changes the limit, e.g. once the config that holds it has been read.
   void set_limit(double limit_s) { limit_s_.store(limit_s, std::memory_order_relaxed); }
+  // Publishes this rank's waits on the board and beats its heartbeat; nullptr detaches
+  // (before the board is closed). Main thread only.
+  void attach(ProgressBoard* board);
   void arm(const char* op, int64_t step);
   void disarm();
+  // From the main thread inside a wait loop: ends the process, naming the late ranks, once
+  // the armed wait has outlasted the limit.
+  void poll();
 
  private:
   void watch();
+  // A steady clock that stands still while the process is frozen: a gap of over 1.5 s
+  // between two readings (the thread reads it every 0.5 s) is taken as frozen time.
+  int64_t running_ns();
+  [[noreturn]] void expire(double waited, const std::string& late) const;
 
   std::atomic<double> limit_s_;
   int rank_;
   std::atomic<int64_t> armed_at_ns_{0};  // 0 = not armed
   std::atomic<const char*> op_{""};
   std::atomic<int64_t> step_{0};
+  std::atomic<int64_t> polled_at_ns_{0};  // the main thread's last poll()
+  std::atomic<int64_t> seen_ns_{0};       // running_ns(): the latest steady-clock reading
+  std::atomic<int64_t> frozen_ns_{0};     // running_ns(): time the process was frozen
+  std::atomic<bool> naming_{false};       // poll() is reading the board
+  ProgressBoard* board_ = nullptr;  // written under mu_, which the thread holds while awake
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
