@@ -206,7 +206,8 @@ BENCHMARK(BM_OneDnnLstmPrimitive)
 // SGD and Adam updates on a flat buffer (args: parameters).
 void BM_SgdUpdate(benchmark::State& state) {
   auto w = filled(state.range(0)), g = filled(state.range(0));
-  Sgd sgd(state.range(0), 0.01f, 0.0f);
+  auto ops = make_cpu_vector_ops();
+  Sgd sgd(*ops, state.range(0), 0.01f, 0.0f);
   for (auto _ : state) sgd.update(w, g);
   state.SetBytesProcessed(state.iterations() * state.range(0) * 12);
 }
@@ -214,7 +215,8 @@ BENCHMARK(BM_SgdUpdate)->Arg(55050)->Arg(1256080)->Unit(benchmark::kMicrosecond)
 
 void BM_AdamUpdate(benchmark::State& state) {
   auto w = filled(state.range(0)), g = filled(state.range(0));
-  Adam adam(state.range(0), 0.001f, 0.9f, 0.999f, 1e-8f);
+  auto ops = make_cpu_vector_ops();
+  Adam adam(*ops, state.range(0), 0.001f, 0.9f, 0.999f, 1e-8f);
   for (auto _ : state) adam.update(w, g);
   state.SetBytesProcessed(state.iterations() * state.range(0) * 20);
 }

@@ -17,7 +17,7 @@
 #include <functional>
 #include <vector>
 
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 #include "hpdl/dist/param_shards.hpp"
 
 using namespace hpdl;

@@ -14,7 +14,7 @@
 
 #include "hpdl/core/rng.hpp"
 #include "hpdl/data/h5_util.hpp"
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 
 namespace hpdl {
 

@@ -15,9 +15,9 @@
 
 #include "hpdl/config/config.hpp"
 #include "hpdl/data/dataset.hpp"
-#include "hpdl/dist/comm.hpp"
-#include "hpdl/dist/watchdog.hpp"
-#include "hpdl/nn/builder.hpp"
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/watchdog.hpp"
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/train/async_trainer.hpp"
 #include "hpdl/train/trainer.hpp"
 #include "mpi_test_util.hpp"

@@ -8,7 +8,7 @@
 
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/error.hpp"
-#include "hpdl/nn/builder.hpp"
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/run/same_job.hpp"
 
 using namespace hpdl;

@@ -232,6 +232,8 @@ TEST(Dropout, MaskDependsOnSampleIdNotPosition) {
   Dropout d(0.5f);
   d.set_name("drop");
   d.setup(Shape{{2, 64}});
+  auto kernels = make_reference_kernels();
+  d.bind({}, {}, *kernels);
   std::vector<float> x(128, 1.0f), y(128), y2(128);
   const int64_t ids[2] = {10, 11}, swapped[2] = {11, 10};
   d.forward(x.data(), y.data(), Pass{true, 1, 5, ids});
@@ -245,7 +247,8 @@ TEST(Dropout, MaskDependsOnSampleIdNotPosition) {
 }
 
 TEST(Loss, SoftmaxCrossEntropyGradientAndValue) {
-  SoftmaxCrossEntropy loss(2, 3);
+  auto kernels = make_reference_kernels();
+  SoftmaxCrossEntropy loss(*kernels, 2, 3);
   const float logits[6] = {1, 2, 3, 0, 0, 0};
   const int32_t labels[2] = {2, 0};
   const double l = loss.forward(logits, labels, 2);

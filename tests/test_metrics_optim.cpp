@@ -23,7 +23,8 @@ TEST(Metrics, AccuracyAndWeightedF1) {
 
 TEST(Optim, SgdMomentum) {
   std::vector<float> w = {1.0f, 2.0f}, g = {0.5f, -1.0f};
-  Sgd sgd(2, 0.1f, 0.9f);
+  auto ops = make_cpu_vector_ops();
+  Sgd sgd(*ops, 2, 0.1f, 0.9f);
   sgd.update(w, g);
   EXPECT_FLOAT_EQ(w[0], 1.0f - 0.05f);
   sgd.update(w, g);  // v = 0.9*0.5 + 0.5 = 0.95
@@ -32,23 +33,24 @@ TEST(Optim, SgdMomentum) {
 
 TEST(Optim, AdamFirstStepIsLrTimesSign) {
   std::vector<float> w = {1.0f, 1.0f}, g = {0.3f, -2.0f};
-  Adam adam(2, 0.01f, 0.9f, 0.999f, 1e-8f);
+  auto ops = make_cpu_vector_ops();
+  Adam adam(*ops, 2, 0.01f, 0.9f, 0.999f, 1e-8f);
   adam.update(w, g);
   EXPECT_NEAR(w[0], 0.99f, 1e-6);
   EXPECT_NEAR(w[1], 1.01f, 1e-6);
 }
 
-TEST(Optim, L2OnlyOnDecaySegmentsAndClipByGlobalNorm) {
-  std::vector<ParamSegment> segs = {{"l.w", 0, 2, true, Init::kZeros, 1, 1, 0},
-                                    {"l.b", 2, 1, false, Init::kZeros, 1, 1, 0}};
+TEST(Optim, L2OnlyOnDecayedRangesAndClipByGlobalNorm) {
+  const std::vector<Range> decayed = {{0, 2}};  // l.w decays; l.b at offset 2 does not
   std::vector<float> w = {1, 2, 3}, g = {0, 0, 0};
-  add_l2(segs, w, g, 0.5f);
+  auto ops = make_cpu_vector_ops();
+  add_l2(*ops, decayed, w, g, 0.5f);
   EXPECT_EQ(g, (std::vector<float>{0.5f, 1.0f, 0.0f}));
   std::vector<float> big = {3, 4};
-  EXPECT_NEAR(clip_by_global_norm(big, 1.0), 5.0, 1e-9);
+  EXPECT_NEAR(clip_by_global_norm(*ops, big, 1.0), 5.0, 1e-9);
   EXPECT_NEAR(std::hypot(big[0], big[1]), 1.0, 1e-6);
   std::vector<float> small = {0.3f, 0.4f};
-  clip_by_global_norm(small, 1.0);
+  clip_by_global_norm(*ops, small, 1.0);
   EXPECT_FLOAT_EQ(small[0], 0.3f);
 }
 

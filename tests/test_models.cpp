@@ -11,7 +11,7 @@
 
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/rng.hpp"
-#include "hpdl/nn/builder.hpp"
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "tiny_models.hpp"
 
@@ -36,6 +36,17 @@ TEST_P(ModelGradient, TinyHar2x2) {
   // 2 residual layers x (sum + norm) between the dropouts, and named nested parameters.
   EXPECT_EQ(model->num_layers(), 8u);
   EXPECT_EQ(model->segments()[0].name, "res1.g0.bi.fw.proj.w");
+  // L2 applies exactly to the segments marked for decay (weights), in order.
+  std::vector<Range> decays;
+  for (const auto& seg : model->segments())
+    if (seg.decay) decays.push_back({seg.offset, seg.size});
+  const std::vector<Range> decayed = model->decayed_ranges();
+  ASSERT_EQ(decayed.size(), decays.size());
+  EXPECT_LT(decayed.size(), model->segments().size());  // biases do not decay
+  for (size_t k = 0; k < decays.size(); ++k) {
+    EXPECT_EQ(decayed[k].offset, decays[k].offset);
+    EXPECT_EQ(decayed[k].size, decays[k].size);
+  }
 
   Rng rng(3, 3);
   std::vector<float> x(model->input_shape().numel());
@@ -43,7 +54,7 @@ TEST_P(ModelGradient, TinyHar2x2) {
   const int32_t labels[batch] = {0, 3, 1};
   const int64_t ids[batch] = {10, 11, 12};
   const Pass pass{true, 9, 2, ids};
-  SoftmaxCrossEntropy loss(batch, cfg.model.classes);
+  SoftmaxCrossEntropy loss(model->kernels(), batch, cfg.model.classes);
   auto eval = [&] {
     std::copy(x.begin(), x.end(), model->input());
     model->forward(pass);

@@ -18,9 +18,9 @@
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/data/sampler.hpp"
-#include "hpdl/dist/comm.hpp"
-#include "hpdl/dist/watchdog.hpp"
-#include "hpdl/nn/builder.hpp"
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/watchdog.hpp"
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/train/trainer.hpp"
@@ -206,10 +206,10 @@ TEST(GradientReducer, BucketsAreLayerAligned) {
   const Config cfg = load_config(prepare(world), {});
   auto model = build_model(cfg.model, 2, "reference");
   Watchdog watchdog(60, world.rank());
-  EXPECT_EQ(GradientReducer(world, *model, 1, watchdog).num_buckets(), 3);  // conv, dense, dense
-  EXPECT_EQ(GradientReducer(world, *model, int64_t{1} << 30, watchdog).num_buckets(), 1);
+  EXPECT_EQ(GradientReducer(world, model->grads(), model->layer_ranges(), 1, watchdog).num_buckets(), 3);  // conv, dense, dense
+  EXPECT_EQ(GradientReducer(world, model->grads(), model->layer_ranges(), int64_t{1} << 30, watchdog).num_buckets(), 1);
   // the last dense layer (68 floats) is below 100, so it shares a bucket with the one before
-  EXPECT_EQ(GradientReducer(world, *model, 100, watchdog).num_buckets(), 2);
+  EXPECT_EQ(GradientReducer(world, model->grads(), model->layer_ranges(), 100, watchdog).num_buckets(), 2);
 }
 
 }  // namespace

@@ -12,9 +12,9 @@
 #include <csignal>
 #include <cstring>
 
-#include "hpdl/dist/comm.hpp"
-#include "hpdl/dist/progress_board.hpp"
-#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/progress_board.hpp"
+#include "hpdl/comm/watchdog.hpp"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

@@ -8,20 +8,18 @@
 
 namespace hpdl {
 
-GradientReducer::GradientReducer(const Comm& comm, Model& model, int64_t bucket_floats,
+GradientReducer::GradientReducer(const Comm& comm, std::span<float> grads,
+                                 const std::vector<Range>& layers, int64_t bucket_floats,
                                  Watchdog& watchdog)
-    : comm_(comm),
-      grads_(model.grads()),
-      watchdog_(watchdog),
-      bucket_of_layer_(model.num_layers(), -1) {
+    : comm_(comm), grads_(grads), watchdog_(watchdog), bucket_of_layer_(layers.size(), -1) {
   const int64_t limit = std::min<int64_t>(std::max<int64_t>(bucket_floats, 1), INT_MAX);
   Bucket open;
-  for (size_t i = model.num_layers(); i-- > 0;) {
-    const Model::Range& r = model.layer_params(i);
+  for (size_t i = layers.size(); i-- > 0;) {
+    const Range& r = layers[i];
     if (r.size == 0) continue;
     // A single layer larger than INT_MAX floats would need splitting; no model is near it.
     HPDL_REQUIRE(r.size <= INT_MAX,
-                 "layer '" + model.layer(i).name() + "' has more than 2^31 parameters");
+                 "layer " + std::to_string(i) + " has more than 2^31 parameters");
     if (open.layers > 0 && open.size + r.size > INT_MAX) buckets_.push_back(open), open = Bucket{};
     open.offset = r.offset;  // layers are contiguous and visited backwards
     open.size += r.size;
@@ -46,9 +44,8 @@ void GradientReducer::set_profiler(Profiler* p) {
 }
 
 void GradientReducer::start(size_t b) {
-  HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, grads_.data() + buckets_[b].offset,
-                                static_cast<int>(buckets_[b].size), MPI_FLOAT, MPI_SUM, comm_.raw(),
-                                &requests_[b]));
+  comm_.start_allreduce_sum(grads_.data() + buckets_[b].offset, buckets_[b].size,
+                            &requests_[b]);
   ++started_;
   if (prof_ && prof_->on()) issued_ns_[b] = Profiler::now();
 }
@@ -66,13 +63,11 @@ void GradientReducer::layer_done(size_t layer) {
   ProfileScope timed(prof_, issue_name_);
   if (b >= 0 && --buckets_[b].remaining == 0) start(b);
   if (prof_ && prof_->on()) {
-    int count = 0;  // drives progress, and tells which buckets completed when
-    HPDL_CHECK_MPI(
-        MPI_Testsome(started_, requests_.data(), &count, indices_.data(), MPI_STATUSES_IGNORE));
-    if (count != MPI_UNDEFINED) record_completions(count, indices_.data());
+    // Drives progress, and tells which buckets completed when.
+    const int count = comm_.test_some(started_, requests_.data(), indices_.data());
+    if (count > 0) record_completions(count, indices_.data());
   } else if (started_ > 0) {
-    int done = 0;  // drives progress of the buckets in flight
-    HPDL_CHECK_MPI(MPI_Testall(started_, requests_.data(), &done, MPI_STATUSES_IGNORE));
+    comm_.test_all(started_, requests_.data());  // drives progress of the buckets in flight
   }
 }
 

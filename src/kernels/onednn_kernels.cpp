@@ -11,6 +11,7 @@
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "loop_kernels.hpp"
 #include "tiled_max_pool.hpp"
 
 namespace hpdl {
@@ -338,9 +339,12 @@ class DnnlActivation final : public ActivationKernel {
   Step fwd_, bwd_;
 };
 
-class OneDnnKernels final : public KernelFactory {
+// oneDNN primitives; the loss, dropout, LSTM cell, ScalarNorm and vector operations are
+// OpenMP loops (LoopKernels): oneDNN has no primitive that fits them.
+class OneDnnKernels final : public LoopKernels {
  public:
-  OneDnnKernels() : be_(build("engine", [] { return std::make_unique<Backend>(); })) {}
+  OneDnnKernels()
+      : LoopKernels(true), be_(build("engine", [] { return std::make_unique<Backend>(); })) {}
   std::string name() const override { return "onednn"; }
   std::unique_ptr<DenseKernel> dense(const DenseDims& d) override {
     return std::make_unique<DnnlDense>(*be_, d);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hpdl/kernels/kernels.hpp"
+#include "loop_kernels.hpp"
 
 namespace hpdl {
 namespace {
@@ -183,8 +184,9 @@ class RefActivation final : public ActivationKernel {
   int64_t n_;
 };
 
-class ReferenceKernels final : public KernelFactory {
+class ReferenceKernels final : public LoopKernels {
  public:
+  ReferenceKernels() : LoopKernels(false) {}
   std::string name() const override { return "reference"; }
   std::unique_ptr<DenseKernel> dense(const DenseDims& d) override {
     return std::make_unique<RefDense>(d);

@@ -1,9 +1,7 @@
-// Branches (concat / sum of chains on one input) and ScalarNorm. R rows (all output
-// dims but the last), W widths along the last axis, N batch, M elements per sample.
+// Branches (concat / sum of chains on one input) and ScalarNorm; the copies, sums and the
+// normalisation are the backend's. R rows (all output dims but the last), W widths along
+// the last axis, N batch, M elements per sample.
 #include "hpdl/nn/branches.hpp"
-
-#include <cmath>
-#include <cstring>
 
 #include "hpdl/core/error.hpp"
 
@@ -48,6 +46,7 @@ std::vector<ParamSpec> Branches::param_specs() const {
 
 void Branches::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
                     KernelFactory& k) {
+  ops_ = &k.ops();
   size_t first = 0;
   for (auto& [bname, chain] : branches_) {
     size_t n = 0;
@@ -66,16 +65,12 @@ void Branches::forward(const float* x, float* y, const Pass& pass) {
     const float* o = chain.output();
     const int64_t w = widths_[k], n = rows_ * width_;
     if (combine_ == Combine::kSum) {
-      if (k == 0) {
-        std::memcpy(y, o, n * sizeof(float));
-      } else {
-#pragma omp parallel for simd if (parallel : n > 65536)
-        for (int64_t i = 0; i < n; ++i) y[i] += o[i];
-      }
+      if (k == 0)
+        ops_->copy_rows(1, n, o, n, y, n);
+      else
+        ops_->axpy(n, 1.0f, o, y);
     } else {
-#pragma omp parallel for if (rows_ * w > 65536)
-      for (int64_t r = 0; r < rows_; ++r)
-        std::memcpy(y + r * width_ + col, o + r * w, w * sizeof(float));
+      ops_->copy_rows(rows_, w, o, w, y + col, width_);
       col += w;
     }
   }
@@ -89,21 +84,14 @@ void Branches::backward(const float* x, const float*, const float* dy, float* dx
     if (combine_ == Combine::kConcat) {
       const int64_t w = widths_[k];
       float* slice = branch_dy_[k].data();
-#pragma omp parallel for if (rows_ * w > 65536)
-      for (int64_t r = 0; r < rows_; ++r)
-        std::memcpy(slice + r * w, dy + r * width_ + col, w * sizeof(float));
+      ops_->copy_rows(rows_, w, dy + col, width_, slice, w);
       col += w;
       dy_k = slice;
     }
     // The first branch writes the input gradient, later ones add theirs to it.
     float* target = (!dx || k == 0) ? dx : dx_scratch_.data();
     branches_[k].second.backward(x, dy_k, target, pass);
-    if (dx && k > 0) {
-      const int64_t n = dx_scratch_.size();
-      const float* s = dx_scratch_.data();
-#pragma omp parallel for simd if (parallel : n > 65536)
-      for (int64_t i = 0; i < n; ++i) dx[i] += s[i];
-    }
+    if (dx && k > 0) ops_->axpy(dx_scratch_.size(), 1.0f, dx_scratch_.data(), dx);
   }
 }
 
@@ -121,48 +109,20 @@ std::vector<ParamSpec> ScalarNorm::param_specs() const {
 }
 
 void ScalarNorm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
-                      KernelFactory&) {
+                      KernelFactory& k) {
   scale_ = p[0], shift_ = p[1], dscale_ = g[0], dshift_ = g[1];
+  kernel_ = k.scalar_norm({batch_, per_sample_, eps_});
 }
 
+// gamma, beta and their gradients stay in the parameter buffers: the kernel reads and
+// adds to them there (on a GPU, without a trip to the host).
 void ScalarNorm::forward(const float* x, float* y, const Pass&) {
-  const int64_t M = per_sample_;
-  const float gamma = scale_[0], beta = shift_[0];
-#pragma omp parallel for if (batch_ * M > 65536)
-  for (int64_t n = 0; n < batch_; ++n) {
-    const float* xn = x + n * M;
-    double sum = 0, sq = 0;
-    for (int64_t i = 0; i < M; ++i) sum += xn[i], sq += double(xn[i]) * xn[i];
-    const double mean = sum / M, var = std::max(0.0, sq / M - mean * mean);
-    const float inv = static_cast<float>(1.0 / std::sqrt(var + eps_));
-    inv_std_.data()[n] = inv;
-    float* xh = xhat_.data() + n * M;
-    for (int64_t i = 0; i < M; ++i) {
-      xh[i] = (xn[i] - static_cast<float>(mean)) * inv;
-      y[n * M + i] = gamma * xh[i] + beta;
-    }
-  }
+  kernel_->forward(x, scale_.data(), shift_.data(), xhat_.data(), inv_std_.data(), y);
 }
 
 void ScalarNorm::backward(const float*, const float*, const float* dy, float* dx, const Pass&) {
-  const int64_t M = per_sample_;
-  const float gamma = scale_[0];
-  double dgamma = 0, dbeta = 0;
-#pragma omp parallel for reduction(+ : dgamma, dbeta) if (batch_ * M > 65536)
-  for (int64_t n = 0; n < batch_; ++n) {
-    const float* d = dy + n * M;
-    const float* xh = xhat_.data() + n * M;
-    double s = 0, sx = 0;  // sums of dy and dy * xhat over the sample
-    for (int64_t i = 0; i < M; ++i) s += d[i], sx += double(d[i]) * xh[i];
-    dbeta += s, dgamma += sx;
-    if (!dx) continue;
-    // dx = gamma/std * (dy - mean(dy) - xhat * mean(dy * xhat))
-    const float k = gamma * inv_std_.data()[n], mean_d = static_cast<float>(s / M),
-                mean_dx = static_cast<float>(sx / M);
-    for (int64_t i = 0; i < M; ++i) dx[n * M + i] = k * (d[i] - mean_d - xh[i] * mean_dx);
-  }
-  dscale_[0] += static_cast<float>(dgamma);
-  dshift_[0] += static_cast<float>(dbeta);
+  kernel_->backward(dy, xhat_.data(), inv_std_.data(), scale_.data(), dx, dscale_.data(),
+                    dshift_.data());
 }
 
 }  // namespace hpdl

@@ -59,6 +59,13 @@ void Model::init_params(uint64_t seed) {
   }
 }
 
+std::vector<Range> Model::decayed_ranges() const {
+  std::vector<Range> out;
+  for (const ParamSegment& s : segments_)
+    if (s.decay) out.push_back({s.offset, s.size});
+  return out;
+}
+
 void Model::forward(const Pass& pass) { chain_.forward(input_.data(), pass); }
 
 void Model::backward(const Pass& pass, const std::function<void(size_t)>& on_layer_done) {

@@ -7,7 +7,7 @@
 #include "hpdl/core/error.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
-#include "hpdl/nn/builder.hpp"
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/run/commands.hpp"
 
 namespace hpdl {

@@ -30,12 +30,7 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
   std::map<std::string, int> per_host;
   for (const auto& h : hosts) ++per_host[h];
 
-  char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  MPI_Get_library_version(mpi_version, &len);
-  std::string mpi(mpi_version, strnlen(mpi_version, len));  // len may count the NUL
-  if (const auto nl = mpi.find('\n'); nl != std::string::npos) mpi.resize(nl);
-  while (!mpi.empty() && (mpi.back() == ',' || mpi.back() == ' ')) mpi.pop_back();
+  const std::string mpi = MpiSession::library_version();
 
   unsigned h5maj = 0, h5min = 0, h5rel = 0;
   H5get_libversion(&h5maj, &h5min, &h5rel);

@@ -9,7 +9,7 @@
 #include "hpdl/core/rng.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
-#include "hpdl/nn/builder.hpp"
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/optim/optimizer.hpp"
 #include "hpdl/profile/profiler.hpp"
@@ -63,8 +63,8 @@ int cmd_time(const TimeArgs& args) {
     Profiler prof(pc, total, 4 * int64_t(model->num_layers()) + 32);
     model->set_profiler(&prof);
     const StepNames names(&prof);
-    SoftmaxCrossEntropy loss(model->batch(), cfg.model.classes);
-    auto optimizer = make_optimizer(cfg.optimizer, model->num_params());
+    SoftmaxCrossEntropy loss(model->kernels(), model->batch(), cfg.model.classes);
+    auto optimizer = make_optimizer(model->ops(), cfg.optimizer, model->num_params());
     std::vector<int64_t> rows(cfg.train.batch);  // sample ids (dropout masks depend on them)
     for (int64_t i = 0; i < cfg.train.batch; ++i) rows[i] = i;
     for (int64_t s = 0; s < total; ++s) {

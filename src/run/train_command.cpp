@@ -11,10 +11,10 @@
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/data/sampler.hpp"
-#include "hpdl/dist/comm.hpp"
-#include "hpdl/dist/progress_board.hpp"
-#include "hpdl/dist/watchdog.hpp"
-#include "hpdl/nn/builder.hpp"
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/progress_board.hpp"
+#include "hpdl/comm/watchdog.hpp"
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
@@ -348,32 +348,28 @@ int train(const TrainArgs& args, Comm& comm) {
 
 int cmd_train(const TrainArgs& args, int* argc, char*** argv) {
   catch_stop_signals();
-  int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-    std::fprintf(stderr, "hpdl: error: MPI_Init_thread failed\n");
+  std::unique_ptr<MpiSession> mpi;
+  try {
+    mpi = std::make_unique<MpiSession>(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hpdl: error: %s\n", e.what());
     return 1;
   }
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = mpi->world_rank();
   set_error_rank(rank);
-  int rc = 0;
   try {
     Comm comm(MPI_COMM_WORLD);
-    rc = train(args, comm);
+    return train(args, comm);  // the session finalizes MPI
   } catch (const AgreedError& e) {
     // Every rank holds the same message: rank 0 prints it, all end together.
     if (rank == 0) std::fprintf(stderr, "hpdl: error: %s\n", e.what());
-    MPI_Finalize();
     return 1;
   } catch (const std::exception& e) {
     // Only this rank failed: the others may be waiting in a collective, so end the job.
     std::fprintf(stderr, "hpdl: error: rank %d: %s\n", rank, e.what());
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    return 1;
+    MpiSession::abort(1);
   }
-  MPI_Finalize();
-  return rc;
 }
 
 }  // namespace hpdl

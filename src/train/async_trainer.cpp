@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 
@@ -15,6 +16,13 @@
 #include "hpdl/optim/optimizer.hpp"
 
 namespace hpdl {
+namespace {
+// Seconds on a steady clock (differences only).
+double wall_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
 
 AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train,
                            H5Split* test, Watchdog& watchdog, Profiler* prof)
@@ -22,12 +30,13 @@ AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5
       dist_(cfg.distributed),
       comm_(comm),
       model_(model),
+      decayed_(model.decayed_ranges()),
       train_(train),
       test_(test),
       watchdog_(watchdog),
       workers_(comm.size() - static_cast<int>(cfg.distributed.servers)),
       shards_(comm, static_cast<int>(cfg.distributed.servers), model.params()),
-      loss_(model.batch(), cfg.model.classes),
+      loss_(model.kernels(), model.batch(), cfg.model.classes),
       labels_(model.batch()),
       evaluator_(comm, model, cfg.model.classes, watchdog),
       prof_(prof),
@@ -68,7 +77,7 @@ std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks, Checkpointer*
     WatchdogScope guard(watchdog_, "parameter-server start", 0);
     comm_.barrier();
   }
-  t0_ = MPI_Wtime() - t_before_;
+  t0_ = wall_s() - t_before_;
   last_ckpt_t_ = t_before_;
   if (shards_.is_server())
     serve();
@@ -153,7 +162,7 @@ void AsyncTrainer::snapshot(int64_t epoch) {
   Snapshot s{epoch, 0, 0, std::vector<float>(model_.num_params())};
   RmaStats unused;
   shards_.pull(s.params, pulled_versions_, unused);
-  s.t = MPI_Wtime() - t0_;
+  s.t = wall_s() - t0_;
   s.pushes = pulled_versions_[0];  // every push updates every shard
   snapshots_.push_back(std::move(s));
 }
@@ -188,19 +197,16 @@ void AsyncTrainer::work() {
       bool applied = false;
       {
         ProfileScope timed(prof_, names_.update);
-        add_l2(model_.segments(), model_.params(), model_.grads(),
+        add_l2(model_.ops(), decayed_, model_.params(), model_.grads(),
                static_cast<float>(cfg_.optimizer.l2));
         // Nothing non-finite is applied locally or pushed to the servers.
-        const double grad_sq = sum_of_squares(model_.grads());
+        const double grad_sq = sum_of_squares(model_.ops(), model_.grads());
         applied = guard_.check_local(grad_sq, model_, step_, epoch);
         if (applied) {
-          clip_to_norm(model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
+          clip_to_norm(model_.ops(), model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
           // Accumulate for the push, and keep learning locally until the next pull.
-#pragma omp parallel for simd if (parallel : n > (1 << 16))
-          for (int64_t i = 0; i < n; ++i) {
-            pending[i] += grads[i];
-            params[i] -= lr * grads[i];
-          }
+          model_.ops().axpy(n, 1.0f, grads, pending);
+          model_.ops().sgd(n, lr, 0.0f, grads, nullptr, params);
         }
       }
       if (applied) {
@@ -220,7 +226,7 @@ void AsyncTrainer::work() {
     WatchdogScope guard(watchdog_, "worker done count", step_);
     for (int s = 0; s < shards_.servers(); ++s) shards_.add(s, ParamShards::kWorkersDone, 1);
   }
-  work_s_ = MPI_Wtime() - t0_;
+  work_s_ = wall_s() - t0_;
   // Until every worker is done, checkpoints still need this worker (it has nothing left:
   // its position says so). Waiting for the slower workers is bounded like any wait.
   const timespec pause{0, static_cast<long>(std::max(dist_.poll_us, 1.0) * 1000)};
@@ -253,31 +259,21 @@ void AsyncTrainer::push() {
   const float lr = static_cast<float>(cfg_.optimizer.lr);
   const float* g = pending_.data();
   const int64_t n = pending_.size();
+  VectorOps& ops = model_.ops();
   if (dist_.mode == "dcasgd") {
     const float* bak = w_bak_.data();
     float* ms = mean_square_.data();
-    const bool adaptive = dist_.dc_adaptive;
-    const float lambda = static_cast<float>(dist_.dc_lambda);
-    const float lambda0 = static_cast<float>(dist_.dc_lambda0);
-    const float m = static_cast<float>(dist_.dc_ms_decay), eps = static_cast<float>(dist_.dc_eps);
-    if (adaptive) {
-#pragma omp parallel for simd if (parallel : n > (1 << 16))
-      for (int64_t i = 0; i < n; ++i) ms[i] = m * ms[i] + (1 - m) * g[i] * g[i];
-    }
+    const DcAsgdStep step{lr, static_cast<float>(dist_.dc_lambda),
+                          static_cast<float>(dist_.dc_lambda0), static_cast<float>(dist_.dc_eps),
+                          dist_.dc_adaptive};
+    if (step.adaptive) ops.mean_square(n, static_cast<float>(dist_.dc_ms_decay), g, ms);
     shards_.push_rmw(
         [&](float* w, int64_t first, int64_t count) {
-#pragma omp parallel for simd if (parallel : count > (1 << 16))
-          for (int64_t i = 0; i < count; ++i) {
-            const int64_t j = first + i;
-            const float lam = adaptive ? lambda0 / std::sqrt(ms[j] + eps) : lambda;
-            w[i] = w[i] - lr * (g[j] + lam * g[j] * g[j] * (w[i] - bak[j]));
-          }
+          ops.dcasgd(count, step, g + first, bak + first, step.adaptive ? ms + first : nullptr, w);
         },
         prev_versions_, rma_);
   } else {
-    float* u = update_.data();
-#pragma omp parallel for simd if (parallel : n > (1 << 16))
-    for (int64_t i = 0; i < n; ++i) u[i] = -(lr * g[i]);
+    ops.scaled_copy(n, -lr, g, update_.data());  // -lr * g == -(lr * g) exactly
     shards_.push_sum(update_.span(), prev_versions_, rma_);
   }
   // Staleness: updates by others between this worker's pull and this push, on the
@@ -322,7 +318,7 @@ bool AsyncTrainer::checkpoint_wanted(bool* stop) {
   const CheckpointConfig& c = ckpt_->config();
   *stop = c.on_signal && (stop_signal() || shards_.read(0, ParamShards::kSignals) > 0);
   if (*stop) return true;
-  const double t = MPI_Wtime() - t0_;
+  const double t = wall_s() - t0_;
   if (c.every_s > 0 && t - last_ckpt_t_ >= c.every_s) {
     last_ckpt_t_ = t;
     return true;
@@ -363,7 +359,7 @@ bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
     RmaStats unused;
     shards_.pull(c.params, versions, unused);  // every worker waits: the shards are still
     c.global_step = versions[0];               // updates applied
-    c.elapsed_s = MPI_Wtime() - t0_;
+    c.elapsed_s = wall_s() - t0_;
     c.counters.push_back({"ps.versions", versions});
     c.counters.push_back({"ps.worker_epochs", {shards_.read(0, ParamShards::kWorkerEpochs)}});
     std::vector<int64_t> meta;
@@ -392,7 +388,7 @@ bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
     ckpt_->write(std::move(c));
     stop = shards_.read(0, ParamShards::kStop) > 0 ? 1 : 0;
     shards_.add(0, ParamShards::kPaused, -workers_);
-    last_ckpt_t_ = MPI_Wtime() - t0_;
+    last_ckpt_t_ = wall_s() - t0_;
   }
   // Nobody moves on before rank 0 has read the shards and written the file.
   comm_.broadcast(&stop, 1, 0);

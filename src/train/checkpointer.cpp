@@ -19,7 +19,7 @@ Checkpointer::Checkpointer(const CheckpointConfig& cfg, const Comm& comm, Watchd
 
 Checkpointer::~Checkpointer() {
   // Only reached without finish() when an exception unwinds; the job is ending anyway.
-  if (request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
+  Comm::release(request_);
 }
 
 int Checkpointer::local_flags() {
@@ -47,7 +47,7 @@ bool Checkpointer::due(int64_t global_step) {
       agreed = recv_;
     }
     send_ = local_flags();
-    HPDL_CHECK_MPI(MPI_Iallreduce(&send_, &recv_, 1, MPI_INT, MPI_BOR, comm_.raw(), &request_));
+    comm_.start_allreduce_or(&send_, &recv_, &request_);
   }
   if (agreed & kTerm)
     stop_ = SIGTERM;

@@ -48,7 +48,7 @@ Evaluator::Evaluator(const Comm& comm, Model& model, int64_t classes, Watchdog& 
     : comm_(comm),
       model_(model),
       watchdog_(watchdog),
-      loss_(model.batch(), classes),
+      loss_(model.kernels(), model.batch(), classes),
       labels_(model.batch()),
       confusion_(classes) {}
 

@@ -24,9 +24,10 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Sp
       test_(test),
       watchdog_(watchdog),
       plan_(train.size(), cfg.train.batch, comm.rank(), comm.size()),
-      loss_(model.batch(), cfg.model.classes),
-      optimizer_(make_optimizer(cfg.optimizer, model.num_params())),
-      reducer_(comm, model,
+      loss_(model.kernels(), model.batch(), cfg.model.classes),
+      optimizer_(make_optimizer(model.ops(), cfg.optimizer, model.num_params())),
+      decayed_(model.decayed_ranges()),
+      reducer_(comm, model.grads(), model.layer_ranges(),
                static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)),
                watchdog),
       labels_(model.batch()),
@@ -51,10 +52,10 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t g
     reducer_.finish(global_step);  // grads() now holds the sum over ranks
   }
   ProfileScope timed(prof_, names_.update);
-  add_l2(model_.segments(), model_.params(), model_.grads(), static_cast<float>(cfg_.optimizer.l2));
-  const double grad_sq = sum_of_squares(model_.grads());
+  add_l2(model_.ops(), decayed_, model_.params(), model_.grads(), static_cast<float>(cfg_.optimizer.l2));
+  const double grad_sq = sum_of_squares(model_.ops(), model_.grads());
   if (!guard_.check_reduced(grad_sq, loss, model_, global_step, epoch)) return std::nullopt;
-  clip_to_norm(model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
+  clip_to_norm(model_.ops(), model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
   optimizer_->update(model_.params(), model_.grads());
   return loss;
 }
@@ -142,7 +143,7 @@ Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum
                               double elapsed_s, const std::vector<EpochStats>& history) {
   // Replicas are identical, so every rank reaches the same verdict: a checkpoint never holds
   // a non-finite parameter (finite gradients can still overflow them at a huge lr).
-  if (!std::isfinite(sum_of_squares(model_.params()))) {
+  if (!std::isfinite(sum_of_squares(model_.ops(), model_.params()))) {
     const int64_t s = first_nonfinite_segment(model_.segments(), model_.params());
     throw AgreedError("training diverged at step " + std::to_string(global_step_) +
                       ": parameter '" + model_.segments()[s].name +

@@ -11,17 +11,20 @@
 #include <span>
 #include <vector>
 
-#include "hpdl/dist/comm.hpp"
-#include "hpdl/dist/watchdog.hpp"
-#include "hpdl/nn/model.hpp"
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/watchdog.hpp"
+#include "hpdl/core/range.hpp"
 #include "hpdl/profile/profiler.hpp"
 
 namespace hpdl {
 
 class GradientReducer {
  public:
-  // bucket_floats: close a bucket once it holds at least this many gradients.
-  GradientReducer(const Comm& comm, Model& model, int64_t bucket_floats, Watchdog& watchdog);
+  // grads: the flat gradient buffer; layers[i]: layer i's range in it (size 0: no
+  // parameters), contiguous and in layer order. bucket_floats: close a bucket once it holds
+  // at least this many gradients.
+  GradientReducer(const Comm& comm, std::span<float> grads, const std::vector<Range>& layers,
+                  int64_t bucket_floats, Watchdog& watchdog);
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 

@@ -19,7 +19,7 @@
 #include <span>
 #include <vector>
 
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 #include "hpdl/profile/profiler.hpp"
 
 namespace hpdl {

@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "hpdl/kernels/vector_ops.hpp"
+
 namespace hpdl {
 
 // N batch, I inputs, O outputs.
@@ -77,6 +79,79 @@ class ActivationKernel {
   virtual void backward(const float* x, const float* y, const float* dy, float* dx) = 0;
 };
 
+// Softmax cross-entropy over logits [N, K] with integer labels [N] in 0..K-1.
+class SoftmaxXentKernel {
+ public:
+  virtual ~SoftmaxXentKernel() = default;
+  // probs[N,K] = softmax of each row (max-shifted, log-sum-exp in double); returns the sum
+  // over the first n_valid rows of -log probs[label] (later rows are padding).
+  virtual double forward(const float* logits, const int32_t* labels, int64_t n_valid,
+                         float* probs) = 0;
+  // dlogits = (probs - onehot(label)) * scale (overwrite).
+  virtual void backward(const float* probs, const int32_t* labels, float scale,
+                        float* dlogits) = 0;
+};
+
+// Inverted dropout over [N, S] (S elements a sample) keeping elements with probability keep.
+struct DropoutDims {
+  int64_t batch, per_sample;
+  float keep;
+};
+
+class DropoutKernel {
+ public:
+  virtual ~DropoutKernel() = default;
+  // mask[s,i] = 1/keep if random_uniform(key, stream, sample_ids[s] << 24 ^ i) < keep, else
+  // 0 (counter-based: the same sample draws the same mask on any rank); y = x * mask.
+  virtual void forward(const float* x, const int64_t* sample_ids, uint64_t key, uint64_t stream,
+                       float* mask, float* y) = 0;
+  // dx = dy * mask (overwrite).
+  virtual void backward(const float* dy, const float* mask, float* dx) = 0;
+};
+
+// One LSTM time step for a batch: N samples, H units, G = 4H gate pre-activations in the
+// order i, f, g, o. Rows of the step's input projection, output and output gradient sit
+// `ld` floats apart (they are one step of an [N, T, .] sequence).
+struct LstmCellDims {
+  int64_t batch, hidden;
+};
+
+class LstmCellKernel {
+ public:
+  virtual ~LstmCellKernel() = default;
+  // gates = (sigmoid, sigmoid, tanh, sigmoid)(pre + rec); c = f c_prev + i g;
+  // tanh_c = tanh(c); h = y = o tanh_c. pre [N, ld_pre], rec [N, G], c_prev [N, H]; gates
+  // [N, G], c, tanh_c, h [N, H], y [N, ld_y].
+  virtual void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
+                       float* gates, float* c, float* tanh_c, float* h, float* y,
+                       int64_t ld_y) = 0;
+  // From dy [N, ld_dy] and the carried dh, dc [N, H]: the gate gradients into d_step
+  // [N, G] and d_seq [N, ld_seq]; dc becomes the gradient for step t-1.
+  virtual void backward(const float* gates, const float* tanh_c, const float* c_prev,
+                        const float* dy, int64_t ld_dy, const float* dh, float* dc,
+                        float* d_step, float* d_seq, int64_t ld_seq) = 0;
+};
+
+// Per-sample normalisation of [N, M] to zero mean and unit variance, then one learned
+// scale and shift for all elements: y = gamma * xhat + beta. gamma, beta and their
+// gradients are single floats in backend memory (the layer's parameters).
+struct ScalarNormDims {
+  int64_t batch, per_sample;
+  float eps;
+};
+
+class ScalarNormKernel {
+ public:
+  virtual ~ScalarNormKernel() = default;
+  // xhat [N, M] and inv_std [N] are kept for backward.
+  virtual void forward(const float* x, const float* gamma, const float* beta, float* xhat,
+                       float* inv_std, float* y) = 0;
+  // dx (null: skipped) = gamma inv_std (dy - mean(dy) - xhat mean(dy xhat)) per sample;
+  // *dgamma += sum(dy xhat); *dbeta += sum(dy).
+  virtual void backward(const float* dy, const float* xhat, const float* inv_std,
+                        const float* gamma, float* dx, float* dgamma, float* dbeta) = 0;
+};
+
 // Builds kernels of one backend. Created once per model; owns backend state (engine, stream).
 class KernelFactory {
  public:
@@ -86,6 +161,12 @@ class KernelFactory {
   virtual std::unique_ptr<ConvKernel> conv(const ConvDims& d) = 0;
   virtual std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) = 0;
   virtual std::unique_ptr<ActivationKernel> activation(Activation a, int64_t n) = 0;
+  virtual std::unique_ptr<SoftmaxXentKernel> softmax_xent(int64_t batch, int64_t classes) = 0;
+  virtual std::unique_ptr<DropoutKernel> dropout(const DropoutDims& d) = 0;
+  virtual std::unique_ptr<LstmCellKernel> lstm_cell(const LstmCellDims& d) = 0;
+  virtual std::unique_ptr<ScalarNormKernel> scalar_norm(const ScalarNormDims& d) = 0;
+  // The backend's element-wise, reduction and update operations (vector_ops.hpp).
+  virtual VectorOps& ops() = 0;
 };
 
 // "reference" or "onednn"; throws Error for an unknown or unavailable backend.

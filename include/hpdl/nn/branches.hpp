@@ -34,6 +34,7 @@ class Branches final : public Layer {
   int64_t width_ = 0;              // of the joined output
   std::vector<Buffer> branch_dy_;  // concat: each branch's slice of dy, contiguous
   Buffer dx_scratch_;              // input gradient of branches after the first
+  VectorOps* ops_ = nullptr;
 };
 
 // Per-sample normalisation over all of a sample's elements (time and features), with a
@@ -59,6 +60,7 @@ class ScalarNorm final : public Layer {
   std::span<float> scale_, shift_, dscale_, dshift_;
   Buffer xhat_;     // [N, M] normalised input
   Buffer inv_std_;  // [N]
+  std::unique_ptr<ScalarNormKernel> kernel_;
 };
 
 }  // namespace hpdl

@@ -1,6 +1,7 @@
 // The layers of the feed-forward models (MLP, LeNet, AlexNet, VGG): shapes and parameter
 // bookkeeping here; the math is in the backend kernels. Shape comments: N batch.
 #pragma once
+#include "hpdl/core/buffer.hpp"
 #include "hpdl/nn/layer.hpp"
 
 namespace hpdl {
@@ -101,15 +102,17 @@ class Dropout final : public Layer {
   explicit Dropout(float keep) : keep_(keep) {}
   std::string kind() const override { return "dropout"; }
   Shape setup(const Shape& in) override;
-  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {
-  }
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
+            KernelFactory& k) override;
   void forward(const float* x, float* y, const Pass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
  private:
   float keep_;
   int64_t batch_ = 0, per_sample_ = 0;
-  std::vector<float> mask_;  // scale per element of the last training forward (0 or 1/keep)
+  Buffer mask_;  // scale per element of the last training forward (0 or 1/keep)
+  std::unique_ptr<DropoutKernel> kernel_;
+  VectorOps* ops_ = nullptr;  // the copy at inference
 };
 
 }  // namespace hpdl

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hpdl/core/buffer.hpp"
+#include "hpdl/core/range.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "hpdl/nn/chain.hpp"
 #include "hpdl/nn/layer.hpp"
@@ -62,11 +63,15 @@ class Model {
   uint64_t estimated_bytes() const { return chain_.estimated_bytes(); }
   const Layer& layer(size_t i) const { return chain_.layer(i); }
   // The contiguous range of layer i's parameters in the flat buffers (size 0: none).
-  struct Range {
-    int64_t offset, size;
-  };
   const Range& layer_params(size_t i) const { return layer_params_[i]; }
+  const std::vector<Range>& layer_ranges() const { return layer_params_; }
+  // The parameter tensors that L2 applies to (weights; not biases).
+  std::vector<Range> decayed_ranges() const;
   std::string kernels_name() const { return kernels_->name(); }
+  // The backend: its vector operations serve the optimizer and the update rules, its
+  // kernels the loss.
+  VectorOps& ops() { return kernels_->ops(); }
+  KernelFactory& kernels() { return *kernels_; }
   // Times each layer's forward and backward (null: off).
   void set_profiler(Profiler* p) { chain_.set_profiler(p); }
 

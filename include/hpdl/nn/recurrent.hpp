@@ -1,6 +1,7 @@
 // Recurrent layers for sequence models (the HAR and HHAR LSTMs). Sequences are [N, T, C]
 // row-major (batch, time, channels). The LSTM's matrix products go through the backend's
-// DenseKernel (oneDNN matmul on the CPU), its gate arithmetic through OpenMP loops here.
+// DenseKernel (oneDNN matmul on the CPU), its gate arithmetic through the backend's fused
+// LstmCellKernel.
 #pragma once
 #include <vector>
 
@@ -38,6 +39,7 @@ class Lstm final : public Layer {
   std::span<float> wx_, wh_, b_, dwx_, dwh_, db_;
   // [N*T, C] -> [N*T, 4H]; [N, H] -> [N, 4H] per step; [(T-1)*N, H] -> [.., 4H] for dWh
   std::unique_ptr<DenseKernel> input_, recurrent_, recurrent_all_;
+  std::unique_ptr<LstmCellKernel> cell_;
   Buffer pre_;         // [N*T, 4H]: input projections, then (backward) gate gradients
   Buffer gates_;       // [T, N, 4H]: i, f, g, o after their nonlinearities (processing order)
   Buffer cells_;       // [T, N, H]: c_t
@@ -54,13 +56,16 @@ class LastStep final : public Layer {
  public:
   std::string kind() const override { return "last_step"; }
   Shape setup(const Shape& in) override;
-  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
+            KernelFactory& k) override {
+    ops_ = &k.ops();
   }
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
  private:
   int64_t batch_ = 0, steps_ = 0, channels_ = 0;
+  VectorOps* ops_ = nullptr;
 };
 
 }  // namespace hpdl

@@ -1,34 +1,35 @@
-// Optimizers over the flat parameter/gradient buffers: each update is one OpenMP loop over
-// the whole vector, with its state in flat buffers of the same length. The gradient
-// transforms that precede an update (L2 on weights, clipping by global norm) are free
-// functions so the trainer's step reads in order.
+// Optimizers over the flat parameter/gradient buffers: each update is one backend vector
+// operation over the whole vector (VectorOps), with its state in flat buffers of the same
+// length. The gradient transforms that precede an update (L2 on weights, clipping by global
+// norm) are free functions so the trainer's step reads in order.
 #pragma once
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "hpdl/config/config.hpp"
+#include "hpdl/config/settings.hpp"
 #include "hpdl/core/buffer.hpp"
-#include "hpdl/nn/model.hpp"
+#include "hpdl/core/range.hpp"
+#include "hpdl/kernels/vector_ops.hpp"
 
 namespace hpdl {
 
-// grads += l2 * params on every segment with decay (weights; not biases).
-void add_l2(const std::vector<ParamSegment>& segments, std::span<const float> params,
+// grads += l2 * params on every decayed range (weights; not biases).
+void add_l2(VectorOps& ops, const std::vector<Range>& decayed, std::span<const float> params,
             std::span<float> grads, float l2);
 
 // Sum of squares of x, accumulated in double: finite exactly when every element is finite
 // (no float's square overflows a double), so one pass serves the norm and the NaN check.
-double sum_of_squares(std::span<const float> x);
+double sum_of_squares(VectorOps& ops, std::span<const float> x);
 
 // Scales grads down to max_norm when their L2 norm `norm` exceeds it (max_norm <= 0: off).
-void clip_to_norm(std::span<float> grads, double norm, double max_norm);
+void clip_to_norm(VectorOps& ops, std::span<float> grads, double norm, double max_norm);
 
 // If the L2 norm of grads exceeds max_norm, scales grads down to it. Returns the norm
 // before clipping (0 without computing it when max_norm <= 0, i.e. clipping is off). All ranks hold
 // the same reduced grads, so all scale alike.
-double clip_by_global_norm(std::span<float> grads, double max_norm);
+double clip_by_global_norm(VectorOps& ops, std::span<float> grads, double max_norm);
 
 // An optimizer's state as checkpoints see it: named buffers of the parameters' length and
 // a step count, all writable so a checkpoint can restore them in place.
@@ -48,11 +49,12 @@ class Optimizer {
 // SGD with (optional) heavy-ball momentum: v = mu*v + g; w -= lr*v.
 class Sgd final : public Optimizer {
  public:
-  Sgd(int64_t n, float lr, float momentum);
+  Sgd(VectorOps& ops, int64_t n, float lr, float momentum);
   void update(std::span<float> params, std::span<const float> grads) override;
   OptimizerState state() override;
 
  private:
+  VectorOps& ops_;
   float lr_, momentum_;
   Buffer velocity_;
 };
@@ -60,16 +62,18 @@ class Sgd final : public Optimizer {
 // Adam (Kingma & Ba) with bias correction.
 class Adam final : public Optimizer {
  public:
-  Adam(int64_t n, float lr, float beta1, float beta2, float eps);
+  Adam(VectorOps& ops, int64_t n, float lr, float beta1, float beta2, float eps);
   void update(std::span<float> params, std::span<const float> grads) override;
   OptimizerState state() override;
 
  private:
+  VectorOps& ops_;
   float lr_, beta1_, beta2_, eps_;
   int64_t t_ = 0;
   Buffer m_, v_;
 };
 
-std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg, int64_t num_params);
+std::unique_ptr<Optimizer> make_optimizer(VectorOps& ops, const OptimizerConfig& cfg,
+                                          int64_t num_params);
 
 }  // namespace hpdl

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "hpdl/config/config.hpp"
+#include "hpdl/config/settings.hpp"
 
 namespace hpdl {
 

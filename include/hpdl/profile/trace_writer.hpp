@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 #include "hpdl/profile/profiler.hpp"
 
 namespace hpdl {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "hpdl/config/config.hpp"
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 
 namespace hpdl {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 
 namespace hpdl {
 

@@ -23,9 +23,9 @@
 #include "hpdl/config/config.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/sampler.hpp"
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 #include "hpdl/dist/param_shards.hpp"
-#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/train/checkpointer.hpp"
@@ -84,6 +84,7 @@ class AsyncTrainer {
   const DistributedConfig& dist_;
   const Comm& comm_;
   Model& model_;
+  const std::vector<Range> decayed_;  // where L2 applies
   H5Split& train_;
   H5Split* test_;
   Watchdog& watchdog_;

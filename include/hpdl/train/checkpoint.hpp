@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "hpdl/config/config.hpp"
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/train/epoch_stats.hpp"
 

@@ -1,9 +1,9 @@
 // When to checkpoint, decided the same on every rank: every `every_steps` steps (the same
 // step everywhere), every `every_s` seconds of rank 0's clock, and when a stop signal has
 // reached any rank. Clock and signals are local, so after each step every rank starts a
-// one-int MPI_Iallreduce(BOR) of its flags and completes the previous step's; a flag
-// raised at step k therefore acts after step k+1 on every rank, and the step itself never
-// waits for it. Rank 0 writes the file.
+// one-int non-blocking allreduce (bitwise or) of its flags and completes the previous
+// step's; a flag raised at step k therefore acts after step k+1 on every rank, and the step
+// itself never waits for it. Rank 0 writes the file.
 #pragma once
 #include <mpi.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 
 #include "hpdl/config/config.hpp"
-#include "hpdl/dist/comm.hpp"
-#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/train/checkpoint.hpp"
 
 namespace hpdl {

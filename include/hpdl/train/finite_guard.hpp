@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "hpdl/dist/comm.hpp"
-#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/nn/model.hpp"
 
 namespace hpdl {

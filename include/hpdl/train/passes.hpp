@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "hpdl/data/dataset.hpp"
-#include "hpdl/dist/comm.hpp"
-#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/profile/profiler.hpp"

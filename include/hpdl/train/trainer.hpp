@@ -14,9 +14,9 @@
 #include "hpdl/config/config.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/sampler.hpp"
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 #include "hpdl/dist/grad_reducer.hpp"
-#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/optim/optimizer.hpp"
@@ -76,6 +76,7 @@ class SyncTrainer {
   BatchPlan plan_;
   SoftmaxCrossEntropy loss_;
   std::unique_ptr<Optimizer> optimizer_;
+  std::vector<Range> decayed_;  // where L2 applies
   GradientReducer reducer_;
   std::vector<int32_t> labels_;
   Evaluator evaluator_;

@@ -2,14 +2,14 @@
 // if a wait that does not poll overstays. It never calls MPI (the library is initialised
 // MPI_THREAD_FUNNELED): naming the late ranks takes MPI, so the main thread does it in
 // poll(). Exiting without MPI_Finalize makes the launcher tear down the other ranks.
-#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/comm/watchdog.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 
-#include "hpdl/dist/progress_board.hpp"
+#include "hpdl/comm/progress_board.hpp"
 
 namespace hpdl {
 namespace {

@@ -2,7 +2,7 @@
 // `[[model.layers]] type = "dense" unit = 10` fails with "unknown key 'unit'". Any entry
 // may say `repeat = n`. `residual_lstm` expands into the HAR thesis's residual layer:
 // K (bi)directional cell groups on the same input, summed, then normalised.
-#include "hpdl/nn/builder.hpp"
+#include "hpdl/builder/builder.hpp"
 
 #include <map>
 

@@ -29,6 +29,17 @@ class Comm {
   void wait_all(int n, MPI_Request* requests) const;
   // Completes some of the requests: their indices, or an empty vector when none is active.
   std::vector<int> wait_some(int n, MPI_Request* requests) const;
+  // Without waiting (drives progress): whether all completed; how many completed (their
+  // indices into `indices`, which holds n).
+  bool test_all(int n, MPI_Request* requests) const;
+  int test_some(int n, MPI_Request* requests, int* indices) const;
+  // Lets a request complete on its own (an error path that will not wait for it).
+  static void release(MPI_Request& request);
+
+  // Started here, completed by a wait or test: in-place sum of n <= INT_MAX floats; the
+  // bitwise or of one int.
+  void start_allreduce_sum(float* data, int64_t n, MPI_Request* request) const;
+  void start_allreduce_or(const int* send, int* recv, MPI_Request* request) const;
 
   // In-place sum across ranks. Every rank calls it with the same n.
   void allreduce_sum(float* data, int64_t n) const;
@@ -79,6 +90,25 @@ class Comm {
 
 // Text of an MPI error code.
 std::string mpi_error_string(int code);
+
+// MPI in this process, from MPI_Init_thread (FUNNELED: only the main thread calls MPI) to
+// finalize(), or abort() of the whole job when one rank cannot go on alone.
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv);  // throws Error if MPI cannot start
+  ~MpiSession();                        // finalizes if finalize() was not called
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  int world_rank() const { return rank_; }
+  void finalize();
+  [[noreturn]] static void abort(int code);
+  // The MPI library's name and version, first line.
+  static std::string library_version();
+
+ private:
+  int rank_ = 0;
+  bool done_ = false;
+};
 
 }  // namespace hpdl
 

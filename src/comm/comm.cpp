@@ -1,12 +1,14 @@
 // Checked MPI collectives. Errors are returned (MPI_ERRORS_RETURN) so a failure becomes an
 // hpdl::Error naming the call instead of OpenMPI's default abort without context.
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 
 #include "hpdl/core/error.hpp"
-#include "hpdl/dist/watchdog.hpp"
+#include "hpdl/comm/watchdog.hpp"
 
 namespace hpdl {
 
@@ -64,6 +66,32 @@ std::vector<int> Comm::wait_some(int n, MPI_Request* requests) const {
     }
     if (watchdog_) watchdog_->poll();
   }
+}
+
+bool Comm::test_all(int n, MPI_Request* requests) const {
+  int done = 0;
+  HPDL_CHECK_MPI(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
+  return done != 0;
+}
+
+int Comm::test_some(int n, MPI_Request* requests, int* indices) const {
+  int count = 0;
+  HPDL_CHECK_MPI(MPI_Testsome(n, requests, &count, indices, MPI_STATUSES_IGNORE));
+  return count == MPI_UNDEFINED ? 0 : count;
+}
+
+void Comm::release(MPI_Request& request) {
+  if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+}
+
+void Comm::start_allreduce_sum(float* data, int64_t n, MPI_Request* request) const {
+  HPDL_REQUIRE(n <= INT_MAX, "one non-blocking allreduce of more than 2^31 floats");
+  HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM,
+                                comm_, request));
+}
+
+void Comm::start_allreduce_or(const int* send, int* recv, MPI_Request* request) const {
+  HPDL_CHECK_MPI(MPI_Iallreduce(send, recv, 1, MPI_INT, MPI_BOR, comm_, request));
 }
 
 template <typename T>
@@ -196,6 +224,36 @@ void Comm::barrier() const {
   MPI_Request r;
   HPDL_CHECK_MPI(MPI_Ibarrier(comm_, &r));
   wait(r);
+}
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    throw Error("MPI_Init_thread failed");
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+}
+
+MpiSession::~MpiSession() { finalize(); }
+
+void MpiSession::finalize() {
+  if (done_) return;
+  done_ = true;
+  MPI_Finalize();
+}
+
+void MpiSession::abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; should it, this rank still ends
+}
+
+std::string MpiSession::library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string v(text, strnlen(text, len));  // len may count the NUL
+  if (const auto nl = v.find('\n'); nl != std::string::npos) v.resize(nl);
+  while (!v.empty() && (v.back() == ',' || v.back() == ' ')) v.pop_back();
+  return v;
 }
 
 }  // namespace hpdl

@@ -1,5 +1,5 @@
 // Per-rank progress records in one RMA window; see progress_board.hpp for the protocol.
-#include "hpdl/dist/progress_board.hpp"
+#include "hpdl/comm/progress_board.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "hpdl/core/error.hpp"
-#include "hpdl/dist/comm.hpp"
+#include "hpdl/comm/comm.hpp"
 
 namespace hpdl {
 namespace {

@@ -1,0 +1,79 @@
+// The typed settings of a run, one struct per config section, with their defaults. Plain
+// data: no TOML, so every subsystem may take its own section without seeing the parser;
+// config/config.hpp reads them from a file.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace hpdl {
+
+struct RunConfig {
+  std::string name;                    // output directory name; "" = config file stem
+  std::string output_dir = "outputs";  // parent of run directories
+  bool overwrite = false;              // replace a completed run of the same name
+  std::string backend = "onednn";      // "onednn" | "reference"
+  double watchdog_s = 600;             // bound on any wait for other ranks; 0 = off
+};
+
+struct DataConfig {
+  std::string train_file, train_group = "/";  // HDF5 file and group holding x and y
+  std::string test_file, test_group = "/";    // test split ("" = no evaluation)
+  bool normalize = false;  // standardise channels with the file's x.mean / x.std attributes
+};
+
+struct OptimizerConfig {
+  std::string name = "sgd";  // "sgd" | "adam"
+  double lr = 0.01;
+  double momentum = 0.0;                          // SGD
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam
+  double l2 = 0.0;                                // L2 penalty on weights (not biases)
+  double clip_norm = 0.0;                         // clip gradients to this global norm; 0 = off
+};
+
+struct TrainConfig {
+  int64_t batch = 64;  // global batch, split across ranks
+  int64_t epochs = 1;
+  int64_t max_steps = 0;  // stop after this many steps in total; 0 = no limit
+  uint64_t seed = 1;
+  bool progress = true;  // live progress line on a terminal
+  // A step whose gradient holds NaN/Inf: "stop" (end the run naming step, layer, rank;
+  // nothing non-finite is ever applied or checkpointed) or "skip" (no update; counted).
+  std::string nonfinite = "stop";
+};
+
+struct DistributedConfig {
+  std::string mode = "sync";  // "sync" | "downpour" | "dcasgd"
+  double bucket_mb = 0.25;  // sync: gradient allreduce bucket size (MiB); buckets overlap backward
+  // Parameter-server modes: ranks 0..servers-1 hold the shards, the others are workers.
+  int64_t servers = 1;
+  int64_t n_fetch = 1;       // a worker pulls the parameters every n_fetch steps
+  int64_t n_push = 1;        // and pushes its accumulated gradient every n_push steps
+  double dc_lambda = 0.04;   // DC-ASGD: constant lambda
+  bool dc_adaptive = false;  // DC-ASGD: lambda_t = dc_lambda0 / sqrt(MS_t + eps) per element
+  double dc_lambda0 = 2.0;
+  double dc_ms_decay = 0.95;  // m in MS_t = m * MS_{t-1} + (1 - m) * g^2
+  double dc_eps = 1e-7;
+  double poll_us = 50;  // servers: pause between progress polls
+  bool async() const { return mode != "sync"; }
+};
+
+// Per-layer tracing on the schedule of the framework profilers: after `skip` steps, cycles
+// of `warmup` unrecorded and `active` recorded steps, `repeat` times (0 = to the end).
+struct ProfileConfig {
+  bool enabled = false;
+  int64_t skip = 0;
+  int64_t warmup = 1;
+  int64_t active = 20;
+  int64_t repeat = 1;
+};
+
+// Checkpoints (checkpoint.h5 in the run directory, the one before kept as
+// checkpoint.prev.h5): every `every_steps` steps, every `every_s` seconds (rank 0's clock),
+// and, with on_signal, when SIGUSR1 or SIGTERM arrives, after which the run stops (exit 75).
+struct CheckpointConfig {
+  int64_t every_steps = 0;  // 0 = off
+  double every_s = 0;       // 0 = off
+  bool on_signal = true;
+};
+
+}  // namespace hpdl

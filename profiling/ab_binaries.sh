@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Two hpdl binaries side by side (before/after a change): each preset is trained by A and B
+# alternately, ROUNDS times, on the same data and threads, and the table gives each one's
+# median seconds per epoch (epochs 2..E of metrics.csv) and B's speed relative to A.
+# Alternating in one run is what makes a ratio trustworthy on a noisy machine.
+# Usage: profiling/ab_binaries.sh A_HPDL B_HPDL [ROUNDS] [EPOCHS]   (defaults 5, 3)
+# e.g.   git worktree add /tmp/old <commit> && cmake -S /tmp/old -B /tmp/old/build && \
+#        cmake --build /tmp/old/build --target hpdl && \
+#        profiling/ab_binaries.sh /tmp/old/build/hpdl build/hpdl
+set -euo pipefail
+cd "$(dirname "$0")/.."
+a=$1 b=$2 rounds=${3:-5} epochs=${4:-3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cores=$(nproc)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+epoch_s() {  # BINARY PRESET RANKS [--set ...]
+  local bin=$1 preset=$2 np=$3
+  shift 3
+  mpirun -np "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS=$((cores / np)) "$bin" train \
+    "inputs/$preset.toml" --set train.epochs="$epochs" --set data.test_file='""' \
+    --set run.name=ab --set run.output_dir="\"$out\"" --set train.progress=false --overwrite "$@" \
+    >/dev/null
+  tail -n +3 "$out/ab/metrics.csv" | awk -F, '{s += $8; n++} END {print s / n}'
+}
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+printf '%-28s %12s %12s %10s\n' "preset (ranks)" "A s/epoch" "B s/epoch" "B vs A"
+for spec in "har_2x2 1" "har_2x2 2" "lenet_fashion_mnist 1" "lenet_fashion_mnist 2" "mlp_fashion_mnist 2"; do
+  read -r preset np <<<"$spec"
+  ta=() tb=()
+  for _ in $(seq "$rounds"); do
+    ta+=("$(epoch_s "$a" "$preset" "$np")")
+    tb+=("$(epoch_s "$b" "$preset" "$np")")
+  done
+  ma=$(printf '%s\n' "${ta[@]}" | median) mb=$(printf '%s\n' "${tb[@]}" | median)
+  printf '%-28s %12.3f %12.3f %9.2fx\n' "$preset ($np)" "$ma" "$mb" "$(awk -v a="$ma" -v b="$mb" 'BEGIN {print a / b}')"
+done
+echo "(B vs A > 1: B is faster; medians of $rounds alternating runs of $epochs epochs, $cores threads in all)"

@@ -1,0 +1,169 @@
+// Softmax cross-entropy, dropout, the LSTM cell and ScalarNorm as loops (see
+// loop_kernels.hpp). Threads start above 64 Ki elements (8 Ki units for the LSTM cell);
+// below, a parallel region costs more than it saves.
+#include "loop_kernels.hpp"
+
+#include <cstring>
+
+#include "element_math.hpp"
+#include "hpdl/core/rng.hpp"
+
+namespace hpdl {
+namespace {
+
+constexpr int64_t kParallelFrom = int64_t{1} << 16;
+
+class LoopSoftmaxXent final : public SoftmaxXentKernel {
+ public:
+  LoopSoftmaxXent(int64_t batch, int64_t classes, bool parallel)
+      : batch_(batch), classes_(classes), parallel_(parallel && batch * classes > kParallelFrom) {}
+
+  double forward(const float* logits, const int32_t* labels, int64_t n_valid,
+                 float* probs) override {
+    const int64_t K = classes_;
+    double total = 0;
+#pragma omp parallel for reduction(+ : total) if (parallel_)
+    for (int64_t n = 0; n < batch_; ++n) {
+      const int32_t label = n < n_valid ? labels[n] : -1;
+      total += math::softmax_row(logits + n * K, K, label, probs + n * K);
+    }
+    return total;
+  }
+
+  void backward(const float* probs, const int32_t* labels, float scale, float* dlogits) override {
+    const int64_t K = classes_;
+#pragma omp parallel for if (parallel_)
+    for (int64_t n = 0; n < batch_; ++n)
+      for (int64_t k = 0; k < K; ++k)
+        dlogits[n * K + k] = math::xent_grad(probs[n * K + k], k == labels[n], scale);
+  }
+
+ private:
+  int64_t batch_, classes_;
+  bool parallel_;
+};
+
+class LoopDropout final : public DropoutKernel {
+ public:
+  LoopDropout(const DropoutDims& d, bool parallel)
+      : d_(d), parallel_(parallel && d.batch * d.per_sample > kParallelFrom) {}
+
+  void forward(const float* x, const int64_t* sample_ids, uint64_t key, uint64_t stream,
+               float* mask, float* y) override {
+    const int64_t S = d_.per_sample;
+    const float keep = d_.keep, scale = 1.0f / d_.keep;
+#pragma omp parallel for if (parallel_)
+    for (int64_t s = 0; s < d_.batch; ++s) {
+      const uint64_t sample = static_cast<uint64_t>(sample_ids[s]);
+      for (int64_t i = 0; i < S; ++i) {
+        const uint64_t counter = (sample << 24) ^ static_cast<uint64_t>(i);
+        const float m = random_uniform(key, stream, counter) < keep ? scale : 0.0f;
+        mask[s * S + i] = m;
+        y[s * S + i] = x[s * S + i] * m;
+      }
+    }
+  }
+
+  void backward(const float* dy, const float* mask, float* dx) override {
+    const int64_t n = d_.batch * d_.per_sample;
+#pragma omp parallel for simd if (parallel : parallel_)
+    for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * mask[i];
+  }
+
+ private:
+  DropoutDims d_;
+  bool parallel_;
+};
+
+class LoopLstmCell final : public LstmCellKernel {
+ public:
+  // Threads from 8 Ki units a step: the gate loop is short and runs once per step.
+  LoopLstmCell(const LstmCellDims& d, bool parallel)
+      : d_(d), parallel_(parallel && d.batch * d.hidden > 8192) {}
+
+  void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
+               float* gates, float* c, float* tanh_c, float* h, float* y,
+               int64_t ld_y) override {
+    const int64_t N = d_.batch, H = d_.hidden, G = 4 * H;
+#pragma omp parallel for if (parallel_)
+    for (int64_t n = 0; n < N; ++n) {
+      math::lstm_cell_forward(pre + n * ld_pre, rec + n * G, c_prev + n * H, gates + n * G,
+                              c + n * H, tanh_c + n * H, h + n * H, y + n * ld_y, H);
+    }
+  }
+
+  void backward(const float* gates, const float* tanh_c, const float* c_prev, const float* dy,
+                int64_t ld_dy, const float* dh, float* dc, float* d_step, float* d_seq,
+                int64_t ld_seq) override {
+    const int64_t N = d_.batch, H = d_.hidden, G = 4 * H;
+#pragma omp parallel for if (parallel_)
+    for (int64_t n = 0; n < N; ++n) {
+      float* d = d_step + n * G;
+      math::lstm_cell_backward(gates + n * G, tanh_c + n * H, c_prev + n * H, dy + n * ld_dy,
+                               dh + n * H, dc + n * H, d, H);
+      std::memcpy(d_seq + n * ld_seq, d, G * sizeof(float));
+    }
+  }
+
+ private:
+  LstmCellDims d_;
+  bool parallel_;
+};
+
+class LoopScalarNorm final : public ScalarNormKernel {
+ public:
+  LoopScalarNorm(const ScalarNormDims& d, bool parallel)
+      : d_(d), parallel_(parallel && d.batch * d.per_sample > kParallelFrom) {}
+
+  void forward(const float* x, const float* gamma, const float* beta, float* xhat,
+               float* inv_std, float* y) override {
+    const int64_t M = d_.per_sample;
+    const float g = *gamma, b = *beta;
+#pragma omp parallel for if (parallel_)
+    for (int64_t n = 0; n < d_.batch; ++n)
+      inv_std[n] = math::scalar_norm_forward(x + n * M, M, d_.eps, g, b, xhat + n * M, y + n * M);
+  }
+
+  void backward(const float* dy, const float* xhat, const float* inv_std, const float* gamma,
+                float* dx, float* dgamma, float* dbeta) override {
+    const int64_t M = d_.per_sample;
+    const float g = *gamma;
+    double sum_gamma = 0, sum_beta = 0;
+#pragma omp parallel for reduction(+ : sum_gamma, sum_beta) if (parallel_)
+    for (int64_t n = 0; n < d_.batch; ++n) {
+      double s = 0, sx = 0;
+      math::scalar_norm_backward(dy + n * M, xhat + n * M, M, g, inv_std[n],
+                                 dx ? dx + n * M : nullptr, &s, &sx);
+      sum_beta += s, sum_gamma += sx;
+    }
+    *dgamma += static_cast<float>(sum_gamma);
+    *dbeta += static_cast<float>(sum_beta);
+  }
+
+ private:
+  ScalarNormDims d_;
+  bool parallel_;
+};
+
+}  // namespace
+
+LoopKernels::LoopKernels(bool parallel)
+    : parallel_(parallel), ops_(parallel ? make_cpu_vector_ops() : make_reference_vector_ops()) {}
+
+std::unique_ptr<SoftmaxXentKernel> LoopKernels::softmax_xent(int64_t batch, int64_t classes) {
+  return std::make_unique<LoopSoftmaxXent>(batch, classes, parallel_);
+}
+
+std::unique_ptr<DropoutKernel> LoopKernels::dropout(const DropoutDims& d) {
+  return std::make_unique<LoopDropout>(d, parallel_);
+}
+
+std::unique_ptr<LstmCellKernel> LoopKernels::lstm_cell(const LstmCellDims& d) {
+  return std::make_unique<LoopLstmCell>(d, parallel_);
+}
+
+std::unique_ptr<ScalarNormKernel> LoopKernels::scalar_norm(const ScalarNormDims& d) {
+  return std::make_unique<LoopScalarNorm>(d, parallel_);
+}
+
+}  // namespace hpdl

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The layering, checked on the sources: every #include "hpdl/<sub>/..." of a subsystem must
+# name itself or a subsystem it may use; toml++ and the config parser (config/config.hpp,
+# config/table_reader.hpp) appear only in config, builder, train and run (the others take
+# plain settings from config/settings.hpp); MPI functions are called only in comm/ (the
+# one Comm wrapper, watchdog, progress board) and dist/param_shards.cpp (RMA); main.cpp
+# only calls run/. One line per violation, exit 1 on any.
+#   layering.sh SOURCE_DIR          check a source tree
+#   layering.sh --self-test SRC     copy SRC, put a forbidden include into nn, an MPI call
+#                                   into optim, and require the check to find both
+set -u
+if [ "${1:-}" = "--self-test" ]; then
+  src=$2 tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  cp -r "$src/include" "$src/src" "$tmp/"
+  sed -i '0,/#include "hpdl\/nn\/model.hpp"/s//#include "hpdl\/nn\/model.hpp"\n#include "hpdl\/config\/config.hpp"/' "$tmp/src/nn/model.cpp"
+  echo 'static int probe() { return MPI_Barrier(MPI_COMM_WORLD); }' >>"$tmp/src/optim/optimizer.cpp"
+  out=$(bash "$0" "$tmp"); rc=$?
+  printf '%s\n' "$out"
+  [ $rc -ne 0 ] || { echo "FAIL: the check passed a tree with forbidden includes"; exit 1; }
+  grep -q "src/nn/model.cpp: nn may not include config/config.hpp" <<<"$out" || { echo "FAIL: nn -> config not found"; exit 1; }
+  grep -q "src/optim/optimizer.cpp: calls MPI" <<<"$out" || { echo "FAIL: MPI in optim not found"; exit 1; }
+  echo "PASS: both violations found"
+  exit 0
+fi
+root=$1
+declare -A may=(
+  [core]=""
+  [config]="core"
+  [data]="core"
+  [kernels]="core"
+  [comm]="core"
+  [profile]="core comm config"
+  [nn]="core kernels profile"
+  [optim]="core config kernels"
+  [dist]="core comm profile"
+  [builder]="core config nn"
+  [train]="core comm config data dist nn optim profile"
+  [run]="core comm config data dist nn optim profile builder train"
+)
+parser_ok=" config builder train run "
+bad=0
+say() { echo "$1"; bad=1; }
+for sub in "${!may[@]}"; do
+  for f in "$root"/include/hpdl/"$sub"/*.hpp "$root"/src/"$sub"/*.cpp "$root"/src/"$sub"/*.hpp; do
+    [ -f "$f" ] || continue
+    rel=${f#"$root"/}
+    while IFS= read -r inc; do
+      [[ "$inc" == */* ]] || continue  # generated headers (hpdl/version.hpp) belong to none
+      dep=${inc%%/*}
+      [ "$dep" = "$sub" ] && continue
+      if [[ " ${may[$sub]} " != *" $dep "* ]]; then
+        say "$rel: $sub may not include $inc (it may use: ${may[$sub]:-nothing})"
+      elif [ "$dep" = config ] && [[ "$parser_ok" != *" $sub "* ]] && [ "$inc" != config/settings.hpp ]; then
+        say "$rel: $sub may not include $inc (the config parser; take config/settings.hpp)"
+      fi
+    done < <(sed -n 's/^#include "hpdl\/\([^"]*\)".*/\1/p' "$f")
+    if [[ "$parser_ok" != *" $sub "* ]] && grep -q '^#include <toml++' "$f"; then
+      say "$rel: $sub may not include toml++"
+    fi
+    if [ "$sub" != comm ] && [ "$rel" != src/dist/param_shards.cpp ] && [ "$rel" != include/hpdl/dist/param_shards.hpp ] &&
+       grep -Eq '\bMPI_[A-Z][a-z_]*\(' "$f"; then
+      say "$rel: calls MPI ($(grep -Eo '\bMPI_[A-Z][a-z_]*\(' "$f" | sort -u | tr -d '(' | tr '\n' ' ')); only comm/ and the RMA shards may"
+    fi
+  done
+done
+if grep -o '#include "hpdl/[a-z_]*/' "$root/src/main.cpp" | grep -qv 'hpdl/run/'; then
+  say "src/main.cpp: includes more than run/"
+fi
+[ $bad -eq 0 ] && echo "layering: every include and MPI call within its subsystem's rules"
+exit $bad
