@@ -4,6 +4,7 @@
 # median seconds per epoch (epochs 2..E of metrics.csv) and B's speed relative to A.
 # Alternating in one run is what makes a ratio trustworthy on a noisy machine.
 # Usage: profiling/ab_binaries.sh A_HPDL B_HPDL [ROUNDS] [EPOCHS]   (defaults 5, 3)
+#        PRESETS="har_2x2:2 mlp_fashion_mnist:1" picks presets and rank counts.
 # e.g.   git worktree add /tmp/old <commit> && cmake -S /tmp/old -B /tmp/old/build && \
 #        cmake --build /tmp/old/build --target hpdl && \
 #        profiling/ab_binaries.sh /tmp/old/build/hpdl build/hpdl
@@ -25,8 +26,8 @@ epoch_s() {  # BINARY PRESET RANKS [--set ...]
 }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 printf '%-28s %12s %12s %10s\n' "preset (ranks)" "A s/epoch" "B s/epoch" "B vs A"
-for spec in "har_2x2 1" "har_2x2 2" "lenet_fashion_mnist 1" "lenet_fashion_mnist 2" "mlp_fashion_mnist 2"; do
-  read -r preset np <<<"$spec"
+for spec in ${PRESETS:-har_2x2:1 har_2x2:2 lenet_fashion_mnist:1 lenet_fashion_mnist:2 mlp_fashion_mnist:2}; do
+  preset=${spec%:*} np=${spec#*:}
   ta=() tb=()
   for _ in $(seq "$rounds"); do
     ta+=("$(epoch_s "$a" "$preset" "$np")")
