@@ -5,6 +5,7 @@
 
 #include "hpdl/core/fast_math.hpp"
 #include "hpdl/optim/optimizer.hpp"
+#include "hpdl/profile/profiler.hpp"
 #include "hpdl/train/metrics.hpp"
 
 using namespace hpdl;
@@ -68,3 +69,49 @@ TEST(FastMath, ExpSigmoidTanhMatchLibm) {
   EXPECT_FLOAT_EQ(fast_sigmoid(1000.0f), 1.0f);
   EXPECT_FLOAT_EQ(fast_tanh(1000.0f), 1.0f);
 }
+
+namespace hpdl {
+namespace {
+
+// A timeline like a GPU's: marks are opaque (a counter) until resolve(), which the
+// profiler must call once per step for all the step's layer marks, and not before.
+class CountingTimeline final : public Timeline {
+ public:
+  int64_t mark() override { return next_++; }
+  void resolve(int64_t* marks, int64_t n) override {
+    ++resolves_;
+    for (int64_t i = 0; i < n; ++i) marks[i] = 1000 * marks[i] + 7;
+  }
+  int64_t next_ = 0;
+  int resolves_ = 0;
+};
+
+TEST(Profiler, LayerMarksResolvedOncePerStep) {
+  ProfileConfig cfg;
+  cfg.enabled = true, cfg.warmup = 0, cfg.active = 10;
+  Profiler prof(cfg, 4, 16);
+  CountingTimeline timeline;
+  prof.set_timeline(&timeline);
+  const int32_t layer = prof.name("dense1", "forward"), host = prof.name("data", "data");
+  prof.begin_step(0);
+  { DeviceScope timed(&prof, layer); }  // marks 0, 1
+  { ProfileScope timed(&prof, host); }  // host clock
+  { DeviceScope timed(&prof, layer); }  // marks 2, 3
+  EXPECT_EQ(timeline.resolves_, 0);     // nothing resolved inside the step
+  prof.end_step();
+  EXPECT_EQ(timeline.resolves_, 1);
+  const auto& ev = prof.events();
+  ASSERT_EQ(ev.size(), 4u);  // 2 layers, the host interval, the step
+  EXPECT_EQ(ev[0].t0_ns, 7);
+  EXPECT_EQ(ev[0].t1_ns, 1007);
+  EXPECT_EQ(ev[2].t0_ns, 2007);
+  EXPECT_EQ(ev[2].t1_ns, 3007);
+  EXPECT_GT(ev[1].t0_ns, 1'000'000);  // a steady-clock time, untouched
+  // A step without layer intervals resolves nothing.
+  prof.begin_step(1);
+  prof.end_step();
+  EXPECT_EQ(timeline.resolves_, 1);
+}
+
+}  // namespace
+}  // namespace hpdl

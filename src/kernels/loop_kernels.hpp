@@ -20,9 +20,11 @@ class LoopKernels : public KernelFactory {
   std::unique_ptr<LstmCellKernel> lstm_cell(const LstmCellDims& d) override;
   std::unique_ptr<ScalarNormKernel> scalar_norm(const ScalarNormDims& d) override;
   VectorOps& ops() override { return *ops_; }
+  Timeline& timeline() override { return timeline_; }  // CPU work: the host clock
 
  private:
   bool parallel_;
+  HostTimeline timeline_;
   std::unique_ptr<VectorOps> ops_;
 };
 

@@ -75,7 +75,7 @@ void Chain::forward(const float* x, const Pass& pass) {
   act_[0] = const_cast<float*>(x);  // layers only read their input
   for (size_t i = 0; i < layers_.size(); ++i) {
     act_[i + 1] = layers_[i]->is_view() ? act_[i] : act_store_[i + 1].data();
-    ProfileScope timed(profiler_, profiler_ ? fwd_ids_[i] : 0);
+    DeviceScope timed(profiler_, profiler_ ? fwd_ids_[i] : 0);
     layers_[i]->forward(act_[i], act_[i + 1], pass);
   }
 }
@@ -90,7 +90,7 @@ void Chain::backward(const float* x, const float* dy, float* dx, const Pass& pas
   dact_[n] = const_cast<float*>(dy);  // the last layer only reads it
   for (size_t i = n; i-- > 0;) {
     {
-      ProfileScope timed(profiler_, profiler_ ? bwd_ids_[i] : 0);
+      DeviceScope timed(profiler_, profiler_ ? bwd_ids_[i] : 0);
       layers_[i]->backward(act_[i], act_[i + 1], dact_[i + 1], dact_[i], pass);
     }
     if (on_layer_done) on_layer_done(i);

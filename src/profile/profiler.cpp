@@ -14,6 +14,8 @@ Profiler::Profiler(const ProfileConfig& cfg, int64_t steps_bound, int64_t events
   // Bounded at 64 Mi events (2 GiB); beyond that events are counted as dropped.
   events_.reserve(static_cast<size_t>(std::min<int64_t>(active_steps * events_per_step, 1 << 26)));
   walls_.reserve(static_cast<size_t>(std::min<int64_t>(steps_bound, 1 << 24)));
+  marked_.reserve(static_cast<size_t>(events_per_step));
+  marks_.reserve(static_cast<size_t>(2 * events_per_step));
 }
 
 int32_t Profiler::name(const std::string& text, const std::string& category) {
@@ -37,6 +39,16 @@ void Profiler::begin_step(int64_t step) {
 }
 
 void Profiler::end_step() {
+  // The step's device intervals: one resolve for all their marks (a GPU backend waits for
+  // its stream here, once a step).
+  if (!marked_.empty()) {
+    marks_.clear();
+    for (size_t i : marked_) marks_.push_back(events_[i].t0_ns), marks_.push_back(events_[i].t1_ns);
+    timeline_->resolve(marks_.data(), static_cast<int64_t>(marks_.size()));
+    for (size_t k = 0; k < marked_.size(); ++k)
+      events_[marked_[k]].t0_ns = marks_[2 * k], events_[marked_[k]].t1_ns = marks_[2 * k + 1];
+    marked_.clear();
+  }
   const int64_t t1 = now();
   if (on_) add(kStep, step_t0_, t1);
   if (walls_.size() < walls_.capacity()) walls_.push_back(on_ ? t1 - step_t0_ : step_t0_ - t1);

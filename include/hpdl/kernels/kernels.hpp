@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "hpdl/core/timeline.hpp"
 #include "hpdl/kernels/vector_ops.hpp"
 
 namespace hpdl {
@@ -167,6 +168,8 @@ class KernelFactory {
   virtual std::unique_ptr<ScalarNormKernel> scalar_norm(const ScalarNormDims& d) = 0;
   // The backend's element-wise, reduction and update operations (vector_ops.hpp).
   virtual VectorOps& ops() = 0;
+  // The backend's clock for timing its work (the profiler's per-layer intervals).
+  virtual Timeline& timeline() = 0;
 };
 
 // "reference" or "onednn"; throws Error for an unknown or unavailable backend.

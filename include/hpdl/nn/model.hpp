@@ -73,7 +73,10 @@ class Model {
   VectorOps& ops() { return kernels_->ops(); }
   KernelFactory& kernels() { return *kernels_; }
   // Times each layer's forward and backward (null: off).
-  void set_profiler(Profiler* p) { chain_.set_profiler(p); }
+  void set_profiler(Profiler* p) {
+    if (p) p->set_timeline(&kernels_->timeline());
+    chain_.set_profiler(p);
+  }
 
  private:
   std::unique_ptr<KernelFactory> kernels_;  // outlives the kernels the layers hold

@@ -7,6 +7,11 @@
 // Tracks: kCompute holds the rank's main thread, whose intervals never overlap, so the
 // part of a step they cover is the "attributed" time; kComm holds communication that runs
 // in the background (an allreduce bucket from issue to completion).
+//
+// Layers are timed on the backend's Timeline (DeviceScope): marks taken around each
+// layer's forward and backward are resolved to times once per step, in end_step(), with no
+// wait per layer. On a CPU backend a mark is the host clock, so both kinds of interval
+// read the same clock.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -14,6 +19,7 @@
 #include <vector>
 
 #include "hpdl/config/settings.hpp"
+#include "hpdl/core/timeline.hpp"
 
 namespace hpdl {
 
@@ -31,10 +37,20 @@ class Profiler {
   // steps_bound: the most steps training can run (sizes the buffer with events_per_step).
   Profiler(const ProfileConfig& cfg, int64_t steps_bound, int64_t events_per_step);
 
-  static int64_t now() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+  static int64_t now() { return HostTimeline::now(); }
+
+  // The backend whose work DeviceScope times (null: the host clock). Set-up only.
+  void set_timeline(Timeline* t) { timeline_ = t ? t : &host_; }
+  int64_t mark() { return timeline_->mark(); }
+  // An interval between two marks of the timeline; its times are known after end_step().
+  void add_marks(int32_t name, int64_t m0, int64_t m1) {
+    if (!on_) return;
+    if (events_.size() == events_.capacity()) {
+      ++dropped_;
+      return;
+    }
+    marked_.push_back(events_.size());
+    events_.push_back({m0, m1, step_, name, static_cast<int32_t>(Track::kCompute)});
   }
 
   // Set-up only: the id of an interval name, with its category ("forward", "allreduce").
@@ -72,6 +88,28 @@ class Profiler {
   std::vector<int64_t> walls_;
   bool on_ = false;
   int64_t step_ = 0, step_t0_ = 0, dropped_ = 0;
+  HostTimeline host_;
+  Timeline* timeline_ = &host_;
+  std::vector<size_t> marked_;   // this step's events still holding marks
+  std::vector<int64_t> marks_;   // scratch for resolving them
+};
+
+// Records the backend's work between construction and destruction (two timeline marks)
+// under `name` when p is non-null and recording: layers' forward and backward.
+class DeviceScope {
+ public:
+  DeviceScope(Profiler* p, int32_t name)
+      : p_(p && p->on() ? p : nullptr), name_(name), m0_(p_ ? p_->mark() : 0) {}
+  ~DeviceScope() {
+    if (p_) p_->add_marks(name_, m0_, p_->mark());
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  Profiler* p_;
+  int32_t name_;
+  int64_t m0_;
 };
 
 // Records [construction, destruction) under `name` when p is non-null and recording.
