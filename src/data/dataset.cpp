@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/tensor.hpp"
 
 namespace hpdl {
 
@@ -215,6 +216,14 @@ std::string H5Split::validate(int64_t begin, int64_t end, int64_t classes) {
     }
   }
   return "";
+}
+
+void prepare_split(H5Split& split, const std::vector<int64_t>& input, bool normalize) {
+  if (split.sample_shape() != input) {
+    throw Error(split.where() + "x has samples of shape " + Shape{split.sample_shape()}.str() +
+                " but model.input = " + Shape{input}.str());
+  }
+  if (normalize) split.normalize_channels();
 }
 
 }  // namespace hpdl

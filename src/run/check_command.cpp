@@ -1,6 +1,8 @@
 // `hpdl check CONFIG [--set ...]`: everything `hpdl train` would refuse before training,
-// without MPI or a run directory: the config and overrides, the model, the data files and
-// their sample shape. Sweep submission runs it on every grid line before queueing anything.
+// without MPI or a run directory: the config and overrides, the model, the data files
+// with the same checks as training (prepare_split: sample shape, normalisation statistics;
+// H5Split::validate over every row: labels and finite inputs). Sweep submission runs it on
+// every grid line before queueing anything.
 #include <cstdio>
 
 #include "hpdl/config/config.hpp"
@@ -22,10 +24,10 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
     for (const auto& [file, group] : {std::pair{cfg.data.train_file, cfg.data.train_group},
                                       std::pair{cfg.data.test_file, cfg.data.test_group}}) {
       if (file.empty()) continue;
-      const H5Split split(file, group);
-      if (split.sample_shape() != cfg.model.input)
-        throw Error(split.where() + "x has samples of shape " + Shape{split.sample_shape()}.str() +
-                    " but model.input = " + Shape{cfg.model.input}.str());
+      H5Split split(file, group);
+      prepare_split(split, cfg.model.input, cfg.data.normalize);
+      const std::string bad = split.validate(0, split.size(), cfg.model.classes);
+      if (!bad.empty()) throw Error(bad);
       data += " | " + split.where() + ": " + std::to_string(split.size()) + " samples";
     }
     std::printf("ok: %s: %lld parameters, %s%s\n", config.c_str(),

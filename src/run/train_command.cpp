@@ -149,16 +149,8 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     s.train = std::make_unique<H5Split>(cfg.data.train_file, cfg.data.train_group);
     if (!cfg.data.test_file.empty())
       s.test = std::make_unique<H5Split>(cfg.data.test_file, cfg.data.test_group);
-    for (H5Split* split : {s.train.get(), s.test.get()}) {
-      if (split && split->sample_shape() != cfg.model.input) {
-        throw Error(split->where() + "x has samples of shape " +
-                    Shape{split->sample_shape()}.str() +
-                    " but model.input = " + Shape{cfg.model.input}.str());
-      }
-    }
-    if (cfg.data.normalize)
-      for (H5Split* split : {s.train.get(), s.test.get()})
-        if (split) split->normalize_channels();
+    for (H5Split* split : {s.train.get(), s.test.get()})
+      if (split) prepare_split(*split, cfg.model.input, cfg.data.normalize);
     HPDL_REQUIRE(s.train->size() >= comm.size(),
                  "more ranks (" + std::to_string(comm.size()) + ") than training samples (" +
                      std::to_string(s.train->size()) + ") in " + s.train->where());

@@ -62,4 +62,10 @@ class H5Split {
   std::vector<int64_t> sample_shape_;
 };
 
+// What training needs of a split before it reads a row, checked the same by `hpdl train`
+// and `hpdl check`: samples of the model's input shape, and with normalize the split's
+// x.mean / x.std statistics (normalisation is then on). Throws Error naming the split.
+// (Labels and finite inputs: H5Split::validate, over a rank's block or the whole split.)
+void prepare_split(H5Split& split, const std::vector<int64_t>& input, bool normalize);
+
 }  // namespace hpdl
