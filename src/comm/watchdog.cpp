@@ -10,15 +10,9 @@
 #include <thread>
 
 #include "hpdl/comm/progress_board.hpp"
+#include "hpdl/core/timeline.hpp"
 
 namespace hpdl {
-namespace {
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
 
 Watchdog::Watchdog(double limit_s, int rank) : limit_s_(limit_s), rank_(rank) {
   thread_ = std::thread([this] { watch(); });
@@ -35,7 +29,7 @@ Watchdog::~Watchdog() {
 
 int64_t Watchdog::running_ns() {
   constexpr int64_t kFrozenGap_ns = 1'500'000'000;
-  const int64_t now = now_ns();
+  const int64_t now = HostTimeline::now();
   int64_t seen = seen_ns_.load(std::memory_order_relaxed);
   while (now > seen) {
     if (seen_ns_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
