@@ -64,7 +64,7 @@ AsyncResult train_async(const Config& cfg, const Comm& world) {
   auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
   model->init_params(cfg.train.seed);
   Watchdog watchdog(60, world.rank());
-  AsyncTrainer trainer(cfg, world, *model, data, nullptr, watchdog);
+  AsyncTrainer trainer(cfg, world, *model, Splits{&data}, watchdog);
   AsyncResult r;
   r.history = trainer.run({});
   r.params.assign(model->params().begin(), model->params().end());
@@ -79,7 +79,7 @@ std::vector<float> train_single(const Config& cfg) {
   auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
   model->init_params(cfg.train.seed);
   Watchdog watchdog(60, 0);
-  SyncTrainer trainer(cfg, self, *model, data, nullptr, watchdog);
+  SyncTrainer trainer(cfg, self, *model, Splits{&data}, watchdog);
   trainer.run({});
   return {model->params().begin(), model->params().end()};
 }

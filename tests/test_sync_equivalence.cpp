@@ -65,7 +65,7 @@ std::vector<float> train(const Config& cfg, const Comm& comm) {
   auto model = build_model(cfg.model, local, cfg.run.backend);
   model->init_params(cfg.train.seed);
   Watchdog watchdog(60, comm.rank());
-  SyncTrainer trainer(cfg, comm, *model, data, nullptr, watchdog);
+  SyncTrainer trainer(cfg, comm, *model, Splits{&data}, watchdog);
   trainer.run({});
   EXPECT_EQ(trainer.global_step(), 2 * (data.size() / cfg.train.batch));
   return {model->params().begin(), model->params().end()};
@@ -143,7 +143,7 @@ TEST(Profiling, SameParametersScheduledStepsAndTraceFiles) {
   model->init_params(cfg.train.seed);
   Watchdog watchdog(60, world.rank());
   Profiler prof(cfg.profile, 8, 64);
-  SyncTrainer trainer(cfg, world, *model, data, nullptr, watchdog, &prof);
+  SyncTrainer trainer(cfg, world, *model, Splits{&data}, watchdog, &prof);
   trainer.run({});
   EXPECT_EQ(plain, std::vector<float>(model->params().begin(), model->params().end()));
 

@@ -110,7 +110,13 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     c.data.test_file = r.get_string("test_file", "");
     c.data.test_group = r.get_string("test_group", "/");
     c.data.normalize = r.get_bool("normalize", false);
+    const DataConfig d;
+    c.data.validation_fraction = r.get_double("validation_fraction", d.validation_fraction, 0.0, 0.9);
+    c.data.validation_file = r.get_string("validation_file", d.validation_file);
+    c.data.validation_group = r.get_string("validation_group", d.validation_group);
     r.finish();
+    if (c.data.validation_fraction > 0 && !c.data.validation_file.empty())
+      throw Error(where + ": set data.validation_fraction or data.validation_file, not both");
   }
   {
     const toml::table* m = root.get_table("model");
@@ -140,7 +146,18 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     o.eps = r.get_double_above("eps", 1e-8, 0.0, 1.0);  // Adam divides by sqrt(v) + eps
     o.l2 = r.get_double("l2", 0.0, 0.0, kInf);
     o.clip_norm = r.get_double("clip_norm", 0.0, 0.0, kInf);
+    const OptimizerConfig d;
+    o.schedule = r.get_string("schedule", d.schedule, {"constant", "step", "exponential", "cosine"});
+    o.decay_epochs = r.get_int("decay_epochs", d.decay_epochs, 1, 1 << 20);
+    o.decay_factor = r.get_double_above("decay_factor", d.decay_factor, 0.0, 1.0);
+    o.min_lr = r.get_double("min_lr", d.min_lr, 0.0, kInf);
+    o.warmup_steps = r.get_int("warmup_steps", d.warmup_steps, 0, kMaxInt);
     r.finish();
+    if (o.min_lr > o.lr) {
+      std::ostringstream msg;
+      msg << where << ": optimizer.min_lr = " << o.min_lr << " is above optimizer.lr = " << o.lr;
+      throw Error(msg.str());
+    }
   }
   {
     TableReader r(root.get_table("train"), where + ": train");
@@ -150,6 +167,11 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     c.train.seed = static_cast<uint64_t>(r.get_int("seed", 1, 0, kMaxInt));
     c.train.progress = r.get_bool("progress", true);
     c.train.nonfinite = r.get_string("nonfinite", TrainConfig{}.nonfinite, {"stop", "skip"});
+    const TrainConfig d;
+    c.train.keep = r.get_string("keep", d.keep, {"last", "best"});
+    c.train.keep_metric =
+        r.get_string("keep_metric", d.keep_metric, {"val_loss", "val_accuracy", "val_f1"});
+    c.train.patience = r.get_int("patience", d.patience, 0, 1 << 20);
     r.finish();
   }
   {
@@ -191,6 +213,14 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     throw Error(where + ": distributed.mode = \"" + c.distributed.mode +
                 "\" applies plain SGD on the servers: set optimizer.name = \"sgd\" and "
                 "optimizer.momentum = 0");
+  }
+  if (!c.data.has_validation() && (c.train.keep == "best" || c.train.patience > 0)) {
+    throw Error(where + (c.train.keep == "best" ? ": train.keep = \"best\"" : ": train.patience") +
+                " needs a validation split: set data.validation_fraction or data.validation_file");
+  }
+  if (c.distributed.async() && c.train.patience > 0) {
+    throw Error(where + ": train.patience (early stopping) is for distributed.mode = \"sync\" "
+                "(parameter-server runs choose among their epoch snapshots with train.keep)");
   }
   if (c.run.name.empty()) c.run.name = std::filesystem::path(path).stem().string();
   // The run directory is output_dir/name: a name must not lead out of output_dir.

@@ -13,6 +13,7 @@
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/tensor.hpp"
+#include "hpdl/data/sampler.hpp"
 
 namespace hpdl {
 
@@ -126,7 +127,21 @@ void H5Split::read(hid_t fsx, hid_t fsy, int64_t n, float* x, int32_t* y) {
   }
 }
 
+void H5Split::keep_rows(std::vector<int64_t> rows) {
+  HPDL_REQUIRE(subset_.empty(), "keep_rows: the split is already a subset");
+  for (size_t i = 0; i < rows.size(); ++i)
+    HPDL_REQUIRE(rows[i] >= 0 && rows[i] < rows_ && (i == 0 || rows[i] > rows[i - 1]),
+                 "keep_rows: rows must be ascending file rows");
+  subset_ = std::move(rows);
+  rows_ = static_cast<int64_t>(subset_.size());
+}
+
 void H5Split::read_rows(std::span<const int64_t> rows, float* x, int32_t* y) {
+  if (!subset_.empty()) {
+    mapped_.resize(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) mapped_[i] = subset_[rows[i]];
+    rows = mapped_;
+  }
   read_raw(rows, x, y);
   if (norm_mean_.empty()) return;
   // Per-channel standardisation; the channel is the last axis of a sample.
@@ -205,17 +220,34 @@ std::string H5Split::validate(int64_t begin, int64_t end, int64_t classes) {
     read_range(b, e, x.data(), y.data());
     for (int64_t r = 0; r < e - b; ++r) {
       if (y[r] < 0 || y[r] >= classes) {
-        return where_ + "y[" + std::to_string(b + r) + "] = " + std::to_string(y[r]) +
+ return where_ + "y[" + std::to_string(file_row(b + r)) + "] = " + std::to_string(y[r]) +
                " is outside the class range 0.." + std::to_string(classes - 1);
       }
       const float* xr = x.data() + r * per_sample_;
       for (int64_t i = 0; i < per_sample_; ++i)
         if (!std::isfinite(xr[i]))
-          return where_ + "x[" + std::to_string(b + r) + "] holds NaN or Inf (element " +
+          return where_ + "x[" + std::to_string(file_row(b + r)) + "] holds NaN or Inf (element " +
                  std::to_string(i) + ")";
     }
   }
   return "";
+}
+
+void validation_rows(int64_t rows, double fraction, uint64_t seed, std::vector<int64_t>* validation,
+                     std::vector<int64_t>* training) {
+  const int64_t n = std::llround(fraction * static_cast<double>(rows));
+  if (n < 1 || n >= rows) {
+    throw Error("data.validation_fraction = " + std::to_string(fraction) + " of " +
+                std::to_string(rows) + " training rows leaves " +
+                (n < 1 ? "no validation row" : "no training row"));
+  }
+  // Epochs count from 1: the permutation of "epoch 0" is used only for this split.
+  std::vector<int64_t> perm(static_cast<size_t>(rows));
+  epoch_permutation(seed, 0, perm);
+  std::vector<char> is_validation(rows, 0);
+  for (int64_t i = 0; i < n; ++i) is_validation[perm[i]] = 1;
+  validation->clear(), training->clear();
+  for (int64_t r = 0; r < rows; ++r) (is_validation[r] ? validation : training)->push_back(r);
 }
 
 void prepare_split(H5Split& split, const std::vector<int64_t>& input, bool normalize) {

@@ -29,7 +29,7 @@ double clip_by_global_norm(VectorOps& ops, std::span<float> grads, double max_no
 }
 
 Sgd::Sgd(VectorOps& ops, int64_t n, float lr, float momentum)
-    : ops_(ops), lr_(lr), momentum_(momentum), velocity_(momentum > 0 ? n : 0) {}
+    : Optimizer(lr), ops_(ops), momentum_(momentum), velocity_(momentum > 0 ? n : 0) {}
 
 void Sgd::update(std::span<float> params, std::span<const float> grads) {
   ops_.sgd(static_cast<int64_t>(params.size()), lr_, momentum_, grads.data(),
@@ -43,7 +43,7 @@ OptimizerState Sgd::state() {
 }
 
 Adam::Adam(VectorOps& ops, int64_t n, float lr, float beta1, float beta2, float eps)
-    : ops_(ops), lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps), m_(n), v_(n) {}
+    : Optimizer(lr), ops_(ops), beta1_(beta1), beta2_(beta2), eps_(eps), m_(n), v_(n) {}
 
 void Adam::update(std::span<float> params, std::span<const float> grads) {
   ++t_;

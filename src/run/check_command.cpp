@@ -11,6 +11,7 @@
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/builder/builder.hpp"
 #include "hpdl/run/commands.hpp"
+#include "hpdl/run/data_splits.hpp"
 
 namespace hpdl {
 
@@ -19,16 +20,16 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
     h5_quiet();
     const Config cfg = load_config(config, sets);
     const auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
-    HPDL_REQUIRE(!cfg.data.train_file.empty(), "config " + config + ": data.train_file is missing");
+    const DataSplits splits = open_splits(cfg);
     std::string data;
-    for (const auto& [file, group] : {std::pair{cfg.data.train_file, cfg.data.train_group},
-                                      std::pair{cfg.data.test_file, cfg.data.test_group}}) {
-      if (file.empty()) continue;
-      H5Split split(file, group);
-      prepare_split(split, cfg.model.input, cfg.data.normalize);
-      const std::string bad = split.validate(0, split.size(), cfg.model.classes);
+    for (const auto& [name, split] : {std::pair{"train", splits.train.get()},
+                                      std::pair{"validation", splits.validation.get()},
+                                      std::pair{"test", splits.test.get()}}) {
+      if (!split) continue;
+      const std::string bad = split->validate(0, split->size(), cfg.model.classes);
       if (!bad.empty()) throw Error(bad);
-      data += " | " + split.where() + ": " + std::to_string(split.size()) + " samples";
+      data += std::string(" | ") + name + " " + split->where() + ": " +
+              std::to_string(split->size()) + " samples";
     }
     std::printf("ok: %s: %lld parameters, %s%s\n", config.c_str(),
                 static_cast<long long>(model->num_params()), cfg.distributed.mode.c_str(),

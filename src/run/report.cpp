@@ -25,14 +25,22 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// Columns of an evaluation that did not run after an epoch are left empty.
 constexpr const char* kMetricsHeader =
     "epoch,steps,train_loss,test_loss,test_accuracy,test_f1,samples_per_s,epoch_s,train_s,"
-    "elapsed_s";
+    "elapsed_s,lr,val_loss,val_accuracy,val_f1";
+
+std::string cell(bool present, double v) {
+  std::ostringstream os;
+  if (present) os << v;
+  return os.str();
+}
 
 }  // namespace
 
-void save_model(const std::string& path, Model& model) {
+void save_model(const std::string& path, Model& model, const std::string& config_toml) {
   h5_write_atomically(path, [&](hid_t f) {
+    h5_write_attr(f, "config", config_toml);
     h5_write(f, "params", model.params().data(), {hsize_t(model.num_params())});
     H5Id g = h5_create_group(f, "tensors");
     for (const auto& s : model.segments())
@@ -50,18 +58,26 @@ std::vector<double> peak_rss_mib(const Comm& comm) {
 }
 
 RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, const Model& model,
-                     const H5Split& train, const H5Split* test, int ranks, int64_t local_batch)
-    : dir_(dir), manifest_(std::move(manifest)) {
+                     const Splits& splits, int ranks, int64_t local_batch)
+    : dir_(dir), manifest_(std::move(manifest)), config_toml_(to_toml(cfg.resolved)),
+      train_(cfg.train) {
+  const H5Split& train = *splits.train;
+  const H5Split* test = splits.test;
+  const H5Split* validation = splits.validation;
   manifest_["run_dir"] = dir_.path();
   manifest_["parameters"] = model.num_params();
   manifest_["model_bytes_per_rank"] = model.estimated_bytes();
-  dir_.write_atomically("config.toml", to_toml(cfg.resolved));
+  dir_.write_atomically("config.toml", config_toml_);
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
   dir_.log(std::string("hpdl ") + kVersion + " (" + kGitHash + ") | " + std::to_string(ranks) +
            " ranks x " + std::to_string(omp_get_max_threads()) + " threads | backend " +
            model.kernels_name() + " | " + std::to_string(model.num_params()) + " parameters");
   dir_.log("train: " + std::to_string(train.size()) + " samples " + Shape{cfg.model.input}.str() +
            " from " + train.where() +
+           (validation ? " | validation: " + std::to_string(validation->size()) + " from " +
+                             validation->where() +
+                             (cfg.data.validation_fraction > 0 ? " (held out)" : "")
+                       : "") +
            (test ? " | test: " + std::to_string(test->size()) + " from " + test->where() : ""));
   const auto& d = cfg.distributed;
   const std::string batch = d.async() ? " per worker | " + d.mode + ": " +
@@ -69,16 +85,25 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
                                             std::to_string(ranks - d.servers) + " workers"
                                       : " (" + std::to_string(local_batch) + " on rank 0)";
   dir_.log("batch " + std::to_string(cfg.train.batch) + batch + " | optimizer " +
-           cfg.optimizer.name + " lr " + fmt("%g", cfg.optimizer.lr) + " | " +
+           cfg.optimizer.name + " lr " + fmt("%g", cfg.optimizer.lr) +
+           (cfg.optimizer.schedule != "constant" ? " " + cfg.optimizer.schedule : "") +
+           (cfg.optimizer.warmup_steps ? " warm-up " + std::to_string(cfg.optimizer.warmup_steps)
+                                       : "") +
+           " | " +
            std::to_string(cfg.train.epochs) + " epochs | model buffers ~" +
            fmt("%.1f", model.estimated_bytes() / 1048576.0) + " MiB per rank");
-  dir_.log("epoch  train_loss  test_loss  test_acc  test_f1  samples/s  epoch_s  elapsed_s");
+  dir_.log(validation ? "epoch  train_loss   val_loss   val_acc   val_f1         lr  samples/s  "
+                        "epoch_s  elapsed_s"
+                      : "epoch  train_loss  test_loss  test_acc  test_f1         lr  samples/s  "
+                        "epoch_s  elapsed_s");
 }
 
 void RunReport::epoch(const EpochStats& st) {
   char line[256];
-  std::snprintf(line, sizeof line, "%5lld  %10.4f  %9.4f  %8.4f  %7.4f  %9.1f  %7.2f  %9.2f",
-                (long long)st.epoch, st.train_loss, st.test_loss, st.test_accuracy, st.test_f1,
+  const bool val = st.validated;
+  std::snprintf(line, sizeof line, "%5lld  %10.4f  %9.4f  %8.4f  %7.4f  %9.3g  %9.1f  %7.2f  %9.2f",
+                (long long)st.epoch, st.train_loss, val ? st.val_loss : st.test_loss,
+                val ? st.val_accuracy : st.test_accuracy, val ? st.val_f1 : st.test_f1, st.lr,
                 st.samples_per_s, st.epoch_s, st.elapsed_s);
   dir_.log(line);
   metrics_row(st);
@@ -86,9 +111,12 @@ void RunReport::epoch(const EpochStats& st) {
 
 void RunReport::metrics_row(const EpochStats& st) {
   std::ostringstream row;
-  row << st.epoch << "," << st.steps << "," << st.train_loss << "," << st.test_loss << ","
-      << st.test_accuracy << "," << st.test_f1 << "," << st.samples_per_s << "," << st.epoch_s
-      << "," << st.train_s << "," << st.elapsed_s;
+  row << st.epoch << "," << st.steps << "," << st.train_loss << ","
+      << cell(st.tested, st.test_loss) << "," << cell(st.tested, st.test_accuracy) << ","
+      << cell(st.tested, st.test_f1) << "," << st.samples_per_s << "," << st.epoch_s << ","
+      << st.train_s << "," << st.elapsed_s << "," << st.lr << ","
+      << cell(st.validated, st.val_loss) << "," << cell(st.validated, st.val_accuracy) << ","
+      << cell(st.validated, st.val_f1);
   dir_.metrics_row(kMetricsHeader, row.str());
 }
 
@@ -215,35 +243,60 @@ void RunReport::profile(const ProfileConfig& cfg, const TraceSummary& t) {
                           {"overhead", t.overhead}};
 }
 
-void RunReport::finish(Model& model, const ConfusionMatrix& confusion, int64_t steps,
-                       const H5Split* test, const std::vector<EpochStats>& history,
+void RunReport::finish(Model& model, const FinalModel& final_model,
+                       const ConfusionMatrix& confusion, int64_t steps, const H5Split* test,
+                       const std::vector<EpochStats>& history,
                        const std::vector<double>& peak_rss_mib) {
-  save_model(dir_.file("model.h5"), model);
-  if (test) {
+  save_model(dir_.file("model.h5"), model, config_toml_);
+  const bool tested = test && final_model.tested;
+  if (tested) {
     const auto names = test->class_names();
     dir_.write_atomically("confusion.csv", confusion.csv(names));
+    dir_.write_atomically("scores.csv", confusion.scores_csv(names));
     dir_.log("confusion matrix on " + test->where() + ":\n" + confusion.table(names));
+    dir_.log("per-class scores on " + test->where() + " (scores.csv):\n" +
+             confusion.scores_table(names));
   }
   std::string rss = "peak RSS per rank (MiB):";
   for (double m : peak_rss_mib) rss.append(" ").append(fmt("%.0f", m));
   dir_.log(rss);
 
   const EpochStats& last = history.back();
-  const std::string result = test ? "test accuracy " + fmt("%.4f", last.test_accuracy) +
-                                        ", weighted F1 " + fmt("%.4f", last.test_f1)
-                                  : "train loss " + fmt("%.4f", last.train_loss) + " (no test set)";
-  dir_.log("final: " + result + " after " + std::to_string(last.epoch) + " epochs (" +
-           std::to_string(steps) + " steps) in " + fmt("%.1f", last.elapsed_s) + " s");
+  const std::string result = tested ? "test accuracy " + fmt("%.4f", final_model.test_accuracy) +
+                                          ", weighted F1 " + fmt("%.4f", final_model.test_f1)
+                                    : "train loss " + fmt("%.4f", last.train_loss) + " (no test set)";
+  const std::string chosen =
+      train_.keep == "best" ? " | model of epoch " + std::to_string(final_model.epoch) +
+                                  " (best " + train_.keep_metric + ")"
+                            : "";
+  const std::string early = final_model.stopped_early
+                                ? " (stopped early: no better " + train_.keep_metric + " in " +
+                                      std::to_string(train_.patience) + " epochs)"
+                                : "";
+  dir_.log("final: " + result + chosen + " after " + std::to_string(last.epoch) + " epochs (" +
+           std::to_string(steps) + " steps) in " + fmt("%.1f", last.elapsed_s) + " s" + early);
   dir_.log("outputs: " + dir_.path() + "/ (config.toml manifest.json metrics.csv log.txt model.h5" +
-           (test ? " confusion.csv)" : ")"));
+           (tested ? " confusion.csv scores.csv)" : ")"));
 
   manifest_["peak_rss_mib"] = peak_rss_mib;
-  manifest_["final"] = {{"test_accuracy", last.test_accuracy},
-                        {"test_f1", last.test_f1},
+  manifest_["final"] = {{"test_accuracy", final_model.test_accuracy},
+                        {"test_f1", final_model.test_f1},
                         {"train_loss", last.train_loss},
                         {"epochs", last.epoch},
+                        {"model_epoch", final_model.epoch},
+                        {"keep", train_.keep},
+                        {"stopped_early", final_model.stopped_early},
                         {"steps", steps},
                         {"elapsed_s", last.elapsed_s}};
+  if (tested) {
+    nlohmann::json per_class = nlohmann::json::array();
+    for (const ClassScores& c : confusion.per_class())
+      per_class.push_back({{"precision", c.precision},
+                           {"recall", c.recall},
+                           {"f1", c.f1},
+                           {"support", c.support}});
+    manifest_["final"]["per_class"] = per_class;
+  }
   manifest_["finished"] = utc_now();
   manifest_["status"] = "complete";  // the last write: only now is the run complete
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");

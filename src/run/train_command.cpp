@@ -18,6 +18,7 @@
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
+#include "hpdl/run/data_splits.hpp"
 #include "hpdl/run/manifest.hpp"
 #include "hpdl/run/progress.hpp"
 #include "hpdl/run/report.hpp"
@@ -63,7 +64,7 @@ void check_parameter_server_layout(const Config& cfg, const Comm& comm, int64_t 
 struct TrainSetup {
   Config cfg;
   std::unique_ptr<RunDir> out;  // rank 0 only
-  std::unique_ptr<H5Split> train, test;
+  DataSplits data;
   int64_t local_batch = 0;
   std::unique_ptr<Model> model;
   std::string checkpoint_path;       // rank 0: where this run writes checkpoints
@@ -144,27 +145,21 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   });
   on_all_ranks(comm, watchdog, [&] {
     h5_quiet();
-    HPDL_REQUIRE(!cfg.data.train_file.empty(),
-                 "config " + cfg.source + ": data.train_file is missing");
-    s.train = std::make_unique<H5Split>(cfg.data.train_file, cfg.data.train_group);
-    if (!cfg.data.test_file.empty())
-      s.test = std::make_unique<H5Split>(cfg.data.test_file, cfg.data.test_group);
-    for (H5Split* split : {s.train.get(), s.test.get()})
-      if (split) prepare_split(*split, cfg.model.input, cfg.data.normalize);
-    HPDL_REQUIRE(s.train->size() >= comm.size(),
+    s.data = open_splits(cfg);
+    const H5Split& train = *s.data.train;
+    HPDL_REQUIRE(train.size() >= comm.size(),
                  "more ranks (" + std::to_string(comm.size()) + ") than training samples (" +
-                     std::to_string(s.train->size()) + ") in " + s.train->where());
+                     std::to_string(train.size()) + ") in " + train.where());
     if (cfg.distributed.async()) {
-      check_parameter_server_layout(cfg, comm, s.train->size());
+      check_parameter_server_layout(cfg, comm, train.size());
       s.local_batch = cfg.train.batch;  // every worker's own batch
     } else {
-      s.local_batch =
-          BatchPlan(s.train->size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
+      s.local_batch = BatchPlan(train.size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
     }
   });
   // Every rank checks its block of each split for bad labels and NaN/Inf.
   on_all_ranks(comm, watchdog, [&] {
-    for (H5Split* split : {s.train.get(), s.test.get()}) {
+    for (H5Split* split : {s.data.train.get(), s.data.validation.get(), s.data.test.get()}) {
       if (!split) continue;
       int64_t b = 0, e = 0;
       block_range(split->size(), comm.rank(), comm.size(), &b, &e);
@@ -179,8 +174,11 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   {
     // The same config can still meet different data (a path that differs between hosts).
     WatchdogScope guard(watchdog, "same-job agreement", 0);
-    std::string layout = "[layout]\ntrain_rows = " + std::to_string(s.train->size()) +
-                         "\ntest_rows = " + std::to_string(s.test ? s.test->size() : 0) +
+    const DataSplits& d = s.data;
+    std::string layout = "[layout]\ntrain_rows = " + std::to_string(d.train->size()) +
+                         "\nvalidation_rows = " +
+                         std::to_string(d.validation ? d.validation->size() : 0) +
+                         "\ntest_rows = " + std::to_string(d.test ? d.test->size() : 0) +
                          "\nparameters = " + std::to_string(s.model->num_params()) + "\n";
     for (const auto& seg : s.model->segments())
       layout += seg.name + " = " + std::to_string(seg.size) + "\n";
@@ -240,15 +238,16 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
   // Profiling (off by default): a buffer sized for every step the schedule records.
   std::unique_ptr<Profiler> prof;
   if (s.cfg.profile.enabled) {
-    const int64_t per_epoch = s.train->size() / std::min(s.cfg.train.batch, s.train->size()) + 1;
+    const int64_t rows = s.data.train->size();
+    const int64_t per_epoch = rows / std::min(s.cfg.train.batch, rows) + 1;
     int64_t bound = s.cfg.train.epochs * per_epoch;
     if (s.cfg.train.max_steps > 0) bound = std::min(bound, s.cfg.train.max_steps);
     prof = std::make_unique<Profiler>(s.cfg.profile, bound,
                                       4 * static_cast<int64_t>(s.model->num_layers()) + 32);
   }
   // Both trainers leave the final parameters in the model on every rank.
-  auto finish = [&](const std::vector<EpochStats>& history, const ConfusionMatrix& confusion,
-                    int64_t steps) {
+  auto finish = [&](const std::vector<EpochStats>& history, const FinalModel& final_model,
+                    const ConfusionMatrix& confusion, int64_t steps) {
     if (prof) {
       WatchdogScope guard(watchdog, "trace gather", steps);
       const TraceSummary t = write_trace(comm, *prof, report ? s.out->path() : "",
@@ -261,13 +260,15 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
       rss = peak_rss_mib(comm);
     }
     if (report) report->checkpoints(checkpointer);
-    if (report) report->finish(*s.model, confusion, steps, s.test.get(), history, rss);
+    if (report)
+      report->finish(*s.model, final_model, confusion, steps, s.data.test.get(), history, rss);
   };
   if (report) report->training_starts();
+  const Splits splits = s.data.view();
   if (s.cfg.distributed.async()) {
     // The shards start from the model's parameters: the checkpoint's, when resuming.
     if (s.from) std::copy(s.from->params.begin(), s.from->params.end(), s.model->params().data());
-    AsyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog, prof.get());
+    AsyncTrainer trainer(s.cfg, comm, *s.model, splits, watchdog, prof.get());
     const std::vector<EpochStats> history = trainer.run(hooks, &checkpointer, s.from.get());
     if (trainer.stopped_by()) {
       if (report) report->stopped(trainer.stopped_by(), trainer.total_pushes(), checkpointer);
@@ -284,15 +285,15 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
         if (auto j = nlohmann::json::parse(r); !j.is_null()) workers.push_back(std::move(j));
       report->parameter_server(s.cfg, workers);
     }
-    finish(history, trainer.last_confusion(), trainer.total_pushes());
+    finish(history, trainer.final_model(), trainer.last_confusion(), trainer.total_pushes());
   } else {
-    SyncTrainer trainer(s.cfg, comm, *s.model, *s.train, s.test.get(), watchdog, prof.get());
+    SyncTrainer trainer(s.cfg, comm, *s.model, splits, watchdog, prof.get());
     const std::vector<EpochStats> history = trainer.run(hooks, &checkpointer, s.from.get());
     if (trainer.stopped_by()) {
       if (report) report->stopped(trainer.stopped_by(), trainer.global_step(), checkpointer);
       return kExitCheckpointed;
     }
-    finish(history, trainer.last_confusion(), trainer.global_step());
+    finish(history, trainer.final_model(), trainer.last_confusion(), trainer.global_step());
   }
   return 0;
 }
@@ -306,8 +307,8 @@ int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   }
   std::unique_ptr<RunReport> report;
   if (comm.rank() == 0) {
-    report = std::make_unique<RunReport>(*s.out, std::move(manifest), s.cfg, *s.model, *s.train,
-                                         s.test.get(), comm.size(), s.local_batch);
+    report = std::make_unique<RunReport>(*s.out, std::move(manifest), s.cfg, *s.model,
+                                         s.data.view(), comm.size(), s.local_batch);
   }
   try {
     return run_training(s, comm, watchdog, report.get());

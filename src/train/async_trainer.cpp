@@ -24,15 +24,14 @@ double wall_s() {
 }
 }  // namespace
 
-AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train,
-                           H5Split* test, Watchdog& watchdog, Profiler* prof)
+AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model,
+                           const Splits& splits, Watchdog& watchdog, Profiler* prof)
     : cfg_(cfg),
       dist_(cfg.distributed),
       comm_(comm),
       model_(model),
       decayed_(model.decayed_ranges()),
-      train_(train),
-      test_(test),
+      splits_(splits),
       watchdog_(watchdog),
       workers_(comm.size() - static_cast<int>(cfg.distributed.servers)),
       shards_(comm, static_cast<int>(cfg.distributed.servers), model.params()),
@@ -42,6 +41,14 @@ AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5
       prof_(prof),
       names_(prof),
       guard_(cfg.train.nonfinite == "skip", comm, watchdog),
+      // Every worker's steps per epoch are worker 0's or one fewer; rank 0 (a server) reports
+      // worker 0's rate per epoch.
+      schedule_(cfg.optimizer, cfg.train,
+                ShardPlan(splits.train->size(), cfg.train.batch,
+                          std::max(0, comm.rank() - static_cast<int>(cfg.distributed.servers)),
+                          comm.size() - static_cast<int>(cfg.distributed.servers))
+                    .steps_per_epoch()),
+      selector_(cfg.train, model.num_params()),
       pulled_versions_(cfg.distributed.servers),
       prev_versions_(cfg.distributed.servers),
       epoch_loss_(cfg.train.epochs),
@@ -171,8 +178,7 @@ void AsyncTrainer::snapshot(int64_t epoch) {
 
 void AsyncTrainer::work() {
   const int worker = comm_.rank() - shards_.servers();
-  ShardPlan plan(train_.size(), cfg_.train.batch, worker, workers_);
-  const float lr = static_cast<float>(cfg_.optimizer.lr);
+  ShardPlan plan(splits_.train->size(), cfg_.train.batch, worker, workers_);
   const float scale = 1.0f / static_cast<float>(cfg_.train.batch);
   float* params = model_.params().data();
   const float* grads = model_.grads().data();
@@ -190,9 +196,10 @@ void AsyncTrainer::work() {
       if (checkpoint_requested() && pause_for_checkpoint(epoch, s)) return;
       if (prof_) prof_->begin_step(step_);
       if (step_ % dist_.n_fetch == 0) pull();
+      lr_ = static_cast<float>(schedule_.at(step_));
       const auto rows = plan.rows(s);
       const Pass pass{true, cfg_.train.seed, step_, rows.data()};
-      const double loss = compute_gradients(model_, loss_, train_, rows, labels_.data(), pass,
+      const double loss = compute_gradients(model_, loss_, *splits_.train, rows, labels_.data(), pass,
                                             scale, {}, prof_, &names_);
       bool applied = false;
       {
@@ -206,7 +213,7 @@ void AsyncTrainer::work() {
           clip_to_norm(model_.ops(), model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
           // Accumulate for the push, and keep learning locally until the next pull.
           model_.ops().axpy(n, 1.0f, grads, pending);
-          model_.ops().sgd(n, lr, 0.0f, grads, nullptr, params);
+          model_.ops().sgd(n, lr_, 0.0f, grads, nullptr, params);
         }
       }
       if (applied) {
@@ -256,7 +263,7 @@ void AsyncTrainer::pull() {
 void AsyncTrainer::push() {
   WatchdogScope guard(watchdog_, "parameter push", step_);
   ProfileScope timed(prof_, names_.push);
-  const float lr = static_cast<float>(cfg_.optimizer.lr);
+  const float lr = lr_;  // the rate of the push's last step
   const float* g = pending_.data();
   const int64_t n = pending_.size();
   VectorOps& ops = model_.ops();
@@ -489,14 +496,13 @@ std::vector<EpochStats> AsyncTrainer::evaluate_snapshots(const TrainHooks& hooks
     st.samples_per_s = st.epoch_s > 0 ? samples / st.epoch_s : 0;
     t_prev = meta[1];
     total_pushes_ = static_cast<int64_t>(meta[2]);
-    if (test_) {
-      st.test_loss = evaluator_.run(*test_, total_pushes_);
-      st.test_accuracy = evaluator_.confusion().accuracy();
-      st.test_f1 = evaluator_.confusion().weighted_f1();
-    }
+    st.lr = schedule_.at(std::max<int64_t>(st.epoch * schedule_.steps_per_epoch() - 1, 0));
+    evaluate_epoch(evaluator_, splits_, total_pushes_, st);
     history.push_back(st);
     if (hooks.on_epoch) hooks.on_epoch(st);
+    selector_.observe(st, model_.params());
   }
+  final_ = selector_.finish(model_, evaluator_, splits_, history, total_pushes_, false);
   return history;
 }
 

@@ -15,8 +15,11 @@
 namespace hpdl {
 namespace {
 
-constexpr const char* kFormat = "hpdl-checkpoint-1";
-constexpr int kHistoryCols = 10;
+// Format 2 added the learning rate and the validation columns to the history; format 1
+// checkpoints (10 history columns) are still read.
+constexpr const char* kFormat = "hpdl-checkpoint-2";
+constexpr const char* kFormat1 = "hpdl-checkpoint-1";
+constexpr int kHistoryCols = 16, kHistoryCols1 = 10;
 
 // Identity and position as one JSON attribute: small, and read back field by field.
 nlohmann::json header_of(const Checkpoint& c) {
@@ -58,19 +61,25 @@ std::vector<double> history_rows(const std::vector<EpochStats>& h) {
   for (const auto& s : h) {
     rows.insert(rows.end(),
                 {double(s.epoch), double(s.steps), s.train_loss, s.test_loss, s.test_accuracy,
-                 s.test_f1, s.epoch_s, s.samples_per_s, s.train_s, s.elapsed_s});
+                 s.test_f1, s.epoch_s, s.samples_per_s, s.train_s, s.elapsed_s, s.lr,
+                 double(s.tested), double(s.validated), s.val_loss, s.val_accuracy, s.val_f1});
   }
   return rows;
 }
 
-std::vector<EpochStats> history_of(const std::vector<double>& rows) {
+std::vector<EpochStats> history_of(const std::vector<double>& rows, size_t cols = kHistoryCols) {
   std::vector<EpochStats> h;
-  for (size_t i = 0; i + kHistoryCols <= rows.size(); i += kHistoryCols) {
+  for (size_t i = 0; i + cols <= rows.size(); i += cols) {
     const double* r = rows.data() + i;
     EpochStats s;
     s.epoch = static_cast<int64_t>(r[0]), s.steps = static_cast<int64_t>(r[1]);
     s.train_loss = r[2], s.test_loss = r[3], s.test_accuracy = r[4], s.test_f1 = r[5];
     s.epoch_s = r[6], s.samples_per_s = r[7], s.train_s = r[8], s.elapsed_s = r[9];
+    s.tested = true;  // format 1: the test split, if any, was evaluated every epoch
+    if (cols == kHistoryCols) {
+      s.lr = r[10], s.tested = r[11] != 0, s.validated = r[12] != 0;
+      s.val_loss = r[13], s.val_accuracy = r[14], s.val_f1 = r[15];
+    }
     h.push_back(s);
   }
   return h;
@@ -183,11 +192,13 @@ Checkpoint read_checkpoint(const std::string& path) {
   Checkpoint c;
   try {
     H5Id f = h5_open_file(path);
-    if (h5_read_string_attr(f.get(), "format") != kFormat)
+    const std::string format = h5_read_string_attr(f.get(), "format");
+    if (format != kFormat && format != kFormat1)
       throw Error("it is not an hpdl checkpoint (no format attribute '" + std::string(kFormat) +
                   "')");
     set_header(c, nlohmann::json::parse(h5_read_string_attr(f.get(), "header")));
-    c.history = history_of(h5_read_doubles(f.get(), "history"));
+    c.history = history_of(h5_read_doubles(f.get(), "history"),
+                           format == kFormat ? kHistoryCols : kHistoryCols1);
     c.params = h5_read_floats(f.get(), "params");
     for (const char* group : {"buffers", "counters"}) {
       H5Id g(H5Gopen2(f.get(), group, H5P_DEFAULT), H5Gclose);

@@ -18,18 +18,25 @@ double ConfusionMatrix::accuracy() const {
   return n ? double(right) / n : 0.0;
 }
 
+std::vector<ClassScores> ConfusionMatrix::per_class() const {
+  std::vector<ClassScores> out(k_);
+  for (int64_t k = 0; k < k_; ++k) {
+    int64_t predicted = 0;
+    for (int64_t j = 0; j < k_; ++j) out[k].support += at(k, j), predicted += at(j, k);
+    const double tp = at(k, k);
+    ClassScores& c = out[k];
+    c.precision = predicted ? tp / predicted : 0;
+    c.recall = c.support ? tp / c.support : 0;
+    c.f1 = c.precision + c.recall > 0 ? 2 * c.precision * c.recall / (c.precision + c.recall) : 0;
+  }
+  return out;
+}
+
 double ConfusionMatrix::weighted_f1() const {
-  double weighted = 0;
   const int64_t n = total();
   if (!n) return 0;
-  for (int64_t k = 0; k < k_; ++k) {
-    int64_t support = 0, predicted = 0;
-    for (int64_t j = 0; j < k_; ++j) support += at(k, j), predicted += at(j, k);
-    const double tp = at(k, k);
-    const double precision = predicted ? tp / predicted : 0, recall = support ? tp / support : 0;
-    const double f1 = precision + recall > 0 ? 2 * precision * recall / (precision + recall) : 0;
-    weighted += f1 * support;
-  }
+  double weighted = 0;
+  for (const ClassScores& c : per_class()) weighted += c.f1 * c.support;
   return weighted / n;
 }
 
@@ -65,6 +72,46 @@ std::string ConfusionMatrix::csv(const std::vector<std::string>& names) const {
     out += label(names, t);
     for (int64_t p = 0; p < k_; ++p) out += "," + std::to_string(at(t, p));
     out += "\n";
+  }
+  return out;
+}
+
+std::string ConfusionMatrix::scores_table(const std::vector<std::string>& names) const {
+  size_t w = 12;
+  for (int64_t k = 0; k < k_; ++k) w = std::max(w, label(names, k).size() + 1);
+  char line[256];
+  std::string out = std::string(w, ' ') + "precision  recall      f1  support\n";
+  auto row = [&](const std::string& name, double p, double r, double f, int64_t n) {
+    std::string l = name;
+    l.resize(std::max(w, l.size()), ' ');
+    std::snprintf(line, sizeof line, "%9.4f %7.4f %7.4f %8lld\n", p, r, f, (long long)n);
+    out += l + line;
+  };
+  const std::vector<ClassScores> scores = per_class();
+  double wp = 0, wr = 0;
+  for (int64_t k = 0; k < k_; ++k) {
+    const ClassScores& c = scores[k];
+    row(label(names, k), c.precision, c.recall, c.f1, c.support);
+    wp += c.precision * c.support, wr += c.recall * c.support;
+  }
+  const int64_t n = total();
+  std::string acc = "accuracy";
+  acc.resize(std::max(w, acc.size()), ' ');
+  std::snprintf(line, sizeof line, "%25.4f %8lld\n", accuracy(), (long long)n);
+  out += acc + line;
+  row("weighted avg", n ? wp / n : 0, n ? wr / n : 0, weighted_f1(), n);
+  return out;
+}
+
+std::string ConfusionMatrix::scores_csv(const std::vector<std::string>& names) const {
+  std::string out = "class,precision,recall,f1,support\n";
+  const std::vector<ClassScores> scores = per_class();
+  char line[160];
+  for (int64_t k = 0; k < k_; ++k) {
+    const ClassScores& c = scores[k];
+    std::snprintf(line, sizeof line, ",%.6f,%.6f,%.6f,%lld\n", c.precision, c.recall, c.f1,
+                  (long long)c.support);
+    out += label(names, k) + line;
   }
   return out;
 }

@@ -72,4 +72,18 @@ double Evaluator::run(H5Split& split, int64_t step) {
   return confusion_.total() ? loss_sum / confusion_.total() : 0.0;
 }
 
+void evaluate_epoch(Evaluator& evaluator, const Splits& splits, int64_t step, EpochStats& st) {
+  if (splits.validation) {
+    st.val_loss = evaluator.run(*splits.validation, step);
+    st.val_accuracy = evaluator.confusion().accuracy();
+    st.val_f1 = evaluator.confusion().weighted_f1();
+    st.validated = true;
+  } else if (splits.test) {
+    st.test_loss = evaluator.run(*splits.test, step);
+    st.test_accuracy = evaluator.confusion().accuracy();
+    st.test_f1 = evaluator.confusion().weighted_f1();
+    st.tested = true;
+  }
+}
+
 }  // namespace hpdl

@@ -15,17 +15,17 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train,
-                         H5Split* test, Watchdog& watchdog, Profiler* prof)
+SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, const Splits& splits,
+                         Watchdog& watchdog, Profiler* prof)
     : cfg_(cfg),
       comm_(comm),
       model_(model),
-      train_(train),
-      test_(test),
+      splits_(splits),
       watchdog_(watchdog),
-      plan_(train.size(), cfg.train.batch, comm.rank(), comm.size()),
+      plan_(splits.train->size(), cfg.train.batch, comm.rank(), comm.size()),
       loss_(model.kernels(), model.batch(), cfg.model.classes),
       optimizer_(make_optimizer(model.ops(), cfg.optimizer, model.num_params())),
+      schedule_(cfg.optimizer, cfg.train, plan_.steps_per_epoch()),
       decayed_(model.decayed_ranges()),
       reducer_(comm, model.grads(), model.layer_ranges(),
                static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)),
@@ -34,7 +34,8 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Sp
       evaluator_(comm, model, cfg.model.classes, watchdog),
       prof_(prof),
       names_(prof),
-      guard_(cfg.train.nonfinite == "skip", comm, watchdog) {
+      guard_(cfg.train.nonfinite == "skip", comm, watchdog),
+      selector_(cfg.train, model.num_params()) {
   model.set_profiler(prof);
   reducer_.set_profiler(prof);
   HPDL_REQUIRE(model.batch() == plan_.local_batch(), "model batch does not match the rank's batch");
@@ -44,7 +45,7 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t g
                                         int64_t epoch) {
   const Pass pass{true, cfg_.train.seed, global_step, rows.data()};
   const double loss = compute_gradients(
-      model_, loss_, train_, rows, labels_.data(), pass,
+      model_, loss_, *splits_.train, rows, labels_.data(), pass,
       1.0f / static_cast<float>(cfg_.train.batch),
       [this](size_t layer) { reducer_.layer_done(layer); }, prof_, &names_);
   {
@@ -56,6 +57,7 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t g
   const double grad_sq = sum_of_squares(model_.ops(), model_.grads());
   if (!guard_.check_reduced(grad_sq, loss, model_, global_step, epoch)) return std::nullopt;
   clip_to_norm(model_.ops(), model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
+  optimizer_->set_lr(static_cast<float>(schedule_.at(global_step)));
   optimizer_->update(model_.params(), model_.grads());
   return loss;
 }
@@ -75,6 +77,7 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
   }
   const auto t_start = std::chrono::steady_clock::now();
   const int64_t steps = plan_.steps_per_epoch();
+  bool stop_early = false;
   for (int64_t epoch = first_epoch; epoch <= cfg_.train.epochs; ++epoch) {
     const auto t_epoch = std::chrono::steady_clock::now();
     const bool resumed = epoch == first_epoch && from;
@@ -125,17 +128,16 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
     }
     st.samples_per_s = st.epoch_s > 0 ? done * cfg_.train.batch / st.epoch_s : 0;
     st.train_s = (history.empty() ? 0.0 : history.back().train_s) + st.epoch_s;
-    if (test_) {
-      st.test_loss = evaluator_.run(*test_, global_step_);
-      st.test_accuracy = evaluator_.confusion().accuracy();
-      st.test_f1 = evaluator_.confusion().weighted_f1();
-    }
+    st.lr = schedule_.at(std::max<int64_t>(global_step_ - 1, 0));
+    evaluate_epoch(evaluator_, splits_, global_step_, st);
     st.elapsed_s = resumed_elapsed_s + seconds_since(t_start);
     history.push_back(st);
     if (hooks.on_epoch) hooks.on_epoch(st);
-    if (cfg_.train.max_steps > 0 && global_step_ >= cfg_.train.max_steps) break;
+    stop_early = selector_.observe(st, model_.params());
+    if (stop_early || (cfg_.train.max_steps > 0 && global_step_ >= cfg_.train.max_steps)) break;
   }
   if (ckpt) ckpt->finish(global_step_);
+  final_ = selector_.finish(model_, evaluator_, splits_, history, global_step_, stop_early);
   return history;
 }
 
@@ -165,6 +167,7 @@ Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum
   for (const auto& [name, buf] : opt.buffers)
     c.buffers.push_back({"optimizer." + name, std::vector<float>(buf.begin(), buf.end())});
   if (opt.steps) c.counters.push_back({"optimizer.steps", {*opt.steps}});
+  selector_.save(c);
   return c;
 }
 
@@ -186,6 +189,7 @@ void SyncTrainer::restore(const Checkpoint& c) {
       throw AgreedError("checkpoint has no optimizer step count 'optimizer.steps'");
     *opt.steps = saved->front();
   }
+  selector_.restore(c);
   global_step_ = c.global_step;
 }
 

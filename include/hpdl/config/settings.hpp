@@ -19,6 +19,11 @@ struct DataConfig {
   std::string train_file, train_group = "/";  // HDF5 file and group holding x and y
   std::string test_file, test_group = "/";    // test split ("" = no evaluation)
   bool normalize = false;  // standardise channels with the file's x.mean / x.std attributes
+  // A validation split: a fraction of the training file's rows (chosen by train.seed, never
+  // trained on), or a file of its own; not both. Evaluated after every epoch.
+  double validation_fraction = 0.0;
+  std::string validation_file, validation_group = "/";
+  bool has_validation() const { return validation_fraction > 0 || !validation_file.empty(); }
 };
 
 struct OptimizerConfig {
@@ -28,6 +33,13 @@ struct OptimizerConfig {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam
   double l2 = 0.0;                                // L2 penalty on weights (not biases)
   double clip_norm = 0.0;                         // clip gradients to this global norm; 0 = off
+  // Learning-rate schedule (optim/lr_schedule.hpp): "constant" | "step" | "exponential" |
+  // "cosine", with a linear warm-up over the first warmup_steps updates.
+  std::string schedule = "constant";
+  int64_t decay_epochs = 10;   // step: decay every this many epochs
+  double decay_factor = 0.1;   // step, exponential: multiply by this per decay
+  double min_lr = 0.0;         // cosine: the floor
+  int64_t warmup_steps = 0;    // 0 = no warm-up
 };
 
 struct TrainConfig {
@@ -39,6 +51,11 @@ struct TrainConfig {
   // A step whose gradient holds NaN/Inf: "stop" (end the run naming step, layer, rank;
   // nothing non-finite is ever applied or checkpointed) or "skip" (no update; counted).
   std::string nonfinite = "stop";
+  // The model a run ends with: "last" (after the last epoch) or "best" (the epoch with the
+  // best validation `keep_metric`); the test split is then evaluated once, on it.
+  std::string keep = "last";
+  std::string keep_metric = "val_loss";  // "val_loss" | "val_accuracy" | "val_f1"
+  int64_t patience = 0;  // stop after this many epochs without a better keep_metric; 0 = off
 };
 
 struct DistributedConfig {

@@ -26,6 +26,12 @@ class H5Split {
   H5Split& operator=(const H5Split&) = delete;
 
   int64_t size() const { return rows_; }
+  // From now on the split is the file's rows `rows` (ascending, no repeats, in range), in
+  // that order: row i of the split is file row rows[i]. A validation split drawn from the
+  // training file and the training rows left are two such views of one file.
+  void keep_rows(std::vector<int64_t> rows);
+  // The file row of split row i.
+  int64_t file_row(int64_t i) const { return subset_.empty() ? i : subset_[i]; }
   const std::vector<int64_t>& sample_shape() const { return sample_shape_; }
   int64_t per_sample() const { return per_sample_; }
   const std::string& where() const { return where_; }  // "FILE:GROUP"
@@ -60,7 +66,14 @@ class H5Split {
   std::vector<float> norm_mean_, norm_inv_std_;  // per channel; empty: no normalisation  // direct
                                                  // path: all labels, read once (4 bytes a row)
   std::vector<int64_t> sample_shape_;
+  std::vector<int64_t> subset_, mapped_;  // keep_rows' rows (empty: all); a batch's file rows
 };
+
+// Splits `rows` rows into a validation part of round(fraction * rows) rows, chosen by seed
+// alone, and the training rows left; both ascending and disjoint. Throws Error if either
+// part would be empty.
+void validation_rows(int64_t rows, double fraction, uint64_t seed, std::vector<int64_t>* validation,
+                     std::vector<int64_t>* training);
 
 // What training needs of a split before it reads a row, checked the same by `hpdl train`
 // and `hpdl check`: samples of the model's input shape, and with normalize the split's

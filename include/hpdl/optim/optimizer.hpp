@@ -44,6 +44,13 @@ class Optimizer {
   // params -= step(grads); state advances by one step.
   virtual void update(std::span<float> params, std::span<const float> grads) = 0;
   virtual OptimizerState state() = 0;
+  // The learning rate of the following updates (a schedule sets it before each).
+  void set_lr(float lr) { lr_ = lr; }
+  float lr() const { return lr_; }
+
+ protected:
+  explicit Optimizer(float lr) : lr_(lr) {}
+  float lr_;
 };
 
 // SGD with (optional) heavy-ball momentum: v = mu*v + g; w -= lr*v.
@@ -55,7 +62,7 @@ class Sgd final : public Optimizer {
 
  private:
   VectorOps& ops_;
-  float lr_, momentum_;
+  float momentum_;
   Buffer velocity_;
 };
 
@@ -68,7 +75,7 @@ class Adam final : public Optimizer {
 
  private:
   VectorOps& ops_;
-  float lr_, beta1_, beta2_, eps_;
+  float beta1_, beta2_, eps_;
   int64_t t_ = 0;
   Buffer m_, v_;
 };

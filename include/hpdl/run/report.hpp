@@ -11,6 +11,7 @@
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/run_dir.hpp"
 #include "hpdl/train/checkpointer.hpp"
+#include "hpdl/train/model_selection.hpp"
 #include "hpdl/train/trainer.hpp"
 
 namespace hpdl {
@@ -19,7 +20,7 @@ class RunReport {
  public:
   // Writes config.toml and the manifest with "status": "running", and logs the header.
   RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, const Model& model,
-            const H5Split& train, const H5Split* test, int ranks, int64_t local_batch);
+            const Splits& splits, int ranks, int64_t local_batch);
 
   // Wall-clock time (Unix seconds) at which the first training step starts, for the
   // manifest: queue and start-up latency = this minus the submission time.
@@ -45,21 +46,26 @@ class RunReport {
   // Logs what the trace writer wrote and adds it to the manifest.
   void profile(const ProfileConfig& cfg, const TraceSummary& t);
   const nlohmann::json& manifest() const { return manifest_; }
-  // confusion: of the final evaluation; steps: optimizer updates; peak_rss_mib: per rank.
-  void finish(Model& model, const ConfusionMatrix& confusion, int64_t steps, const H5Split* test,
-              const std::vector<EpochStats>& history, const std::vector<double>& peak_rss_mib);
+  // final_model: the model the run ends with (train.keep) and its test result; confusion:
+  // of that evaluation; steps: optimizer updates; peak_rss_mib: per rank.
+  void finish(Model& model, const FinalModel& final_model, const ConfusionMatrix& confusion,
+              int64_t steps, const H5Split* test, const std::vector<EpochStats>& history,
+              const std::vector<double>& peak_rss_mib);
 
  private:
   void metrics_row(const EpochStats& st);
 
   RunDir& dir_;
   nlohmann::json manifest_;
+  std::string config_toml_;  // the resolved config, saved with the model
+  TrainConfig train_;
 };
 
 // Collective: every rank's peak resident memory in MiB, in rank order.
 std::vector<double> peak_rss_mib(const Comm& comm);
 
-// save_model: /params (flat) and /tensors/<layer>.<w|b>, written atomically.
-void save_model(const std::string& path, Model& model);
+// save_model: /params (flat), /tensors/<layer>.<w|b> and the resolved config (attribute
+// "config", TOML) that built the model, written atomically; `hpdl eval` reads it back.
+void save_model(const std::string& path, Model& model, const std::string& config_toml);
 
 }  // namespace hpdl

@@ -29,7 +29,9 @@
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/train/checkpointer.hpp"
+#include "hpdl/optim/lr_schedule.hpp"
 #include "hpdl/train/finite_guard.hpp"
+#include "hpdl/train/model_selection.hpp"
 #include "hpdl/train/passes.hpp"
 #include "hpdl/train/trainer.hpp"
 
@@ -38,7 +40,7 @@ namespace hpdl {
 class AsyncTrainer {
  public:
   // prof may be null (profiling off).
-  AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train, H5Split* test,
+  AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, const Splits& splits,
                Watchdog& watchdog, Profiler* prof = nullptr);
   ~AsyncTrainer();
 
@@ -50,6 +52,7 @@ class AsyncTrainer {
   int stopped_by() const { return stopped_by_; }
 
   const ConfusionMatrix& last_confusion() const { return evaluator_.confusion(); }
+  const FinalModel& final_model() const { return final_; }
   int64_t total_pushes() const { return total_pushes_; }
   // This worker's push/pull counts, times and staleness histogram (null on servers).
   nlohmann::json worker_report() const;
@@ -85,8 +88,7 @@ class AsyncTrainer {
   const Comm& comm_;
   Model& model_;
   const std::vector<Range> decayed_;  // where L2 applies
-  H5Split& train_;
-  H5Split* test_;
+  const Splits splits_;  // pointers to the caller's splits
   Watchdog& watchdog_;
   int workers_;
   ParamShards shards_;
@@ -96,9 +98,13 @@ class AsyncTrainer {
   Profiler* prof_;
   StepNames names_;
   FiniteGuard guard_;
+  LrSchedule schedule_;  // workers: over their own steps
+  ModelSelector selector_;
+  FinalModel final_;
 
   // worker state
   int64_t step_ = 0, pending_steps_ = 0, pushes_since_pull_ = 0;
+  float lr_ = 0;        // the learning rate of the current step
   Buffer pending_;      // gradient sum since the last push
   Buffer update_;       // Downpour: -lr * pending
   Buffer w_bak_;        // DC-ASGD: the parameters of the last pull

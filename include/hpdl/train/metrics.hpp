@@ -7,6 +7,12 @@
 
 namespace hpdl {
 
+// One class's scores, as scikit-learn's classification_report (0 where undefined).
+struct ClassScores {
+  double precision = 0, recall = 0, f1 = 0;
+  int64_t support = 0;  // rows of this true class
+};
+
 class ConfusionMatrix {
  public:
   explicit ConfusionMatrix(int64_t classes) : k_(classes), counts_(classes * classes, 0) {}
@@ -19,9 +25,13 @@ class ConfusionMatrix {
 
   double accuracy() const;
   double weighted_f1() const;
+  std::vector<ClassScores> per_class() const;
   // Rows = true class, columns = predicted; names may be empty (indices are used).
   std::string table(const std::vector<std::string>& names) const;
   std::string csv(const std::vector<std::string>& names) const;
+  // Precision, recall, F1 and support per class, then accuracy and the weighted averages.
+  std::string scores_table(const std::vector<std::string>& names) const;
+  std::string scores_csv(const std::vector<std::string>& names) const;  // class,precision,...
 
  private:
   int64_t k_;

@@ -12,9 +12,17 @@
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/profile/profiler.hpp"
+#include "hpdl/train/epoch_stats.hpp"
 #include "hpdl/train/metrics.hpp"
 
 namespace hpdl {
+
+// The splits of a run; validation and test may be null.
+struct Splits {
+  H5Split* train = nullptr;
+  H5Split* validation = nullptr;
+  H5Split* test = nullptr;
+};
 
 // The profiler's names for the parts of a step outside the layers, registered once.
 struct StepNames {
@@ -53,5 +61,9 @@ class Evaluator {
   std::vector<int32_t> labels_;
   ConfusionMatrix confusion_;
 };
+
+// Collective: the evaluation after an epoch: the validation split when there is one (the
+// test split is then kept for the final model), else the test split; fills st's columns.
+void evaluate_epoch(Evaluator& evaluator, const Splits& splits, int64_t step, EpochStats& st);
 
 }  // namespace hpdl

@@ -19,11 +19,13 @@
 #include "hpdl/comm/watchdog.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
+#include "hpdl/optim/lr_schedule.hpp"
 #include "hpdl/optim/optimizer.hpp"
 #include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/epoch_stats.hpp"
 #include "hpdl/train/finite_guard.hpp"
 #include "hpdl/train/metrics.hpp"
+#include "hpdl/train/model_selection.hpp"
 #include "hpdl/train/passes.hpp"
 
 namespace hpdl {
@@ -39,12 +41,15 @@ struct TrainHooks {
 
 class SyncTrainer {
  public:
-  // test may be null (no evaluation). The model's batch must equal plan's local batch.
-  // prof may be null (profiling off); otherwise the trainer times the model's layers too.
-  SyncTrainer(const Config& cfg, const Comm& comm, Model& model, H5Split& train, H5Split* test,
+  // The splits held by `splits` may be null (no test / no validation). The model's batch
+  // must equal the plan's local batch. prof may be null (profiling off); otherwise the
+  // trainer times the model's layers too.
+  SyncTrainer(const Config& cfg, const Comm& comm, Model& model, const Splits& splits,
               Watchdog& watchdog, Profiler* prof = nullptr);
 
-  // Trains cfg.train.epochs epochs (or until cfg.train.max_steps), evaluating after each;
+  // Trains cfg.train.epochs epochs (or until cfg.train.max_steps, or train.patience),
+  // evaluating the validation split (else the test split) after each, and leaves the model
+  // chosen by train.keep in the model (final_model() says which, with its test result);
   // with `from`, continues where that checkpoint stopped. ckpt (may be null) decides when
   // to write checkpoints; after a stop signal run() returns early (stopped_by() != 0).
   std::vector<EpochStats> run(const TrainHooks& hooks, Checkpointer* ckpt = nullptr,
@@ -63,6 +68,7 @@ class SyncTrainer {
   void restore(const Checkpoint& c);
 
   const ConfusionMatrix& last_confusion() const { return evaluator_.confusion(); }
+  const FinalModel& final_model() const { return final_; }
   int64_t global_step() const { return global_step_; }
   int stopped_by() const { return stopped_by_; }
 
@@ -70,12 +76,12 @@ class SyncTrainer {
   const Config& cfg_;
   const Comm& comm_;
   Model& model_;
-  H5Split& train_;
-  H5Split* test_;
+  const Splits splits_;  // pointers to the caller's splits
   Watchdog& watchdog_;
   BatchPlan plan_;
   SoftmaxCrossEntropy loss_;
   std::unique_ptr<Optimizer> optimizer_;
+  LrSchedule schedule_;
   std::vector<Range> decayed_;  // where L2 applies
   GradientReducer reducer_;
   std::vector<int32_t> labels_;
@@ -83,6 +89,8 @@ class SyncTrainer {
   Profiler* prof_;
   StepNames names_;
   FiniteGuard guard_;
+  ModelSelector selector_;
+  FinalModel final_;
   int64_t global_step_ = 0;
   int stopped_by_ = 0;
 };
