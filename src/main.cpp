@@ -64,6 +64,15 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--set", check_sets, "Override a config key (repeatable)")
       ->allow_extra_args(false);
 
+  hpdl::EvalArgs eval;
+  CLI::App* eval_cmd = app.add_subcommand(
+      "eval", "Evaluate a saved model or checkpoint on HDF5 data (run under mpirun/srun, or alone)");
+  eval_cmd->add_option("model", eval.model, "model.h5 or checkpoint.h5 of a run")->required();
+  eval_cmd->add_option("data", eval.data, "HDF5 file with x and y (hpdl's schema)")->required();
+  eval_cmd->add_option("--group", eval.group, "Group holding x and y (default /)");
+  eval_cmd->add_option("--batch", eval.batch, "Samples per forward pass (default: the run's batch)")
+      ->check(CLI::PositiveNumber);
+
   CLI::App* trace = app.add_subcommand("trace", "Inspect the traces of a profiled run");
   trace->require_subcommand(1);
   std::string run_dir;
@@ -84,5 +93,6 @@ int main(int argc, char** argv) {
   if (*time_cmd) return hpdl::cmd_time(time);
   if (*summary) return hpdl::cmd_trace_summary(run_dir);
   if (*check_cmd) return hpdl::cmd_check(check_config, check_sets);
+  if (*eval_cmd) return hpdl::cmd_eval(eval, &argc, &argv);
   return 1;
 }

@@ -3,10 +3,16 @@
 
 #include <cmath>
 
+#include <algorithm>
+
+#include "hpdl/core/error.hpp"
 #include "hpdl/core/fast_math.hpp"
+#include "hpdl/data/dataset.hpp"
+#include "hpdl/optim/lr_schedule.hpp"
 #include "hpdl/optim/optimizer.hpp"
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/train/metrics.hpp"
+#include "hpdl/train/model_selection.hpp"
 
 using namespace hpdl;
 
@@ -115,3 +121,152 @@ TEST(Profiler, LayerMarksResolvedOncePerStep) {
 
 }  // namespace
 }  // namespace hpdl
+
+// ---- learning-rate schedules, per-class scores, model selection, validation rows ----
+
+namespace {
+OptimizerConfig schedule(const std::string& name, double lr = 1.0) {
+  OptimizerConfig o;
+  o.schedule = name;
+  o.lr = lr;
+  return o;
+}
+TrainConfig epochs(int64_t n) {
+  TrainConfig t;
+  t.epochs = n;
+  return t;
+}
+}  // namespace
+
+TEST(LrSchedule, ConstantIsTheConfiguredRate) {
+  const LrSchedule s(schedule("constant", 0.01), epochs(3), 10);
+  for (int64_t t : {0, 9, 10, 29}) EXPECT_EQ(s.at(t), 0.01);
+}
+
+TEST(LrSchedule, StepDecaysEveryNEpochs) {
+  OptimizerConfig o = schedule("step");
+  o.decay_epochs = 2, o.decay_factor = 0.5;
+  const LrSchedule s(o, epochs(10), 10);  // 10 steps an epoch
+  EXPECT_DOUBLE_EQ(s.at(0), 1.0);
+  EXPECT_DOUBLE_EQ(s.at(19), 1.0);   // last step of epoch 2
+  EXPECT_DOUBLE_EQ(s.at(20), 0.5);   // first of epoch 3
+  EXPECT_DOUBLE_EQ(s.at(39), 0.5);
+  EXPECT_DOUBLE_EQ(s.at(40), 0.25);
+}
+
+TEST(LrSchedule, ExponentialDecaysEveryEpoch) {
+  OptimizerConfig o = schedule("exponential");
+  o.decay_factor = 0.9;
+  const LrSchedule s(o, epochs(10), 10);
+  EXPECT_DOUBLE_EQ(s.at(9), 1.0);
+  EXPECT_DOUBLE_EQ(s.at(10), 0.9);
+  EXPECT_DOUBLE_EQ(s.at(25), 0.9 * 0.9);
+}
+
+TEST(LrSchedule, CosineFromLrToTheFloorOverTraining) {
+  OptimizerConfig o = schedule("cosine");
+  o.min_lr = 0.1;
+  const LrSchedule s(o, epochs(10), 10);  // 100 steps
+  EXPECT_DOUBLE_EQ(s.at(0), 1.0);
+  EXPECT_NEAR(s.at(50), 0.55, 1e-12);
+  EXPECT_NEAR(s.at(99), 0.1 + 0.45 * (1 + std::cos(M_PI * 0.99)), 1e-12);
+  EXPECT_GT(s.at(99), 0.1);
+  // train.max_steps ends training (and the cosine) earlier.
+  TrainConfig t = epochs(10);
+  t.max_steps = 20;
+  EXPECT_NEAR(LrSchedule(o, t, 10).at(10), 0.55, 1e-12);
+}
+
+TEST(LrSchedule, LinearWarmUpInFrontOfAnySchedule) {
+  OptimizerConfig o = schedule("constant", 0.2);
+  o.warmup_steps = 4;
+  const LrSchedule c(o, epochs(2), 10);
+  EXPECT_DOUBLE_EQ(c.at(0), 0.05);
+  EXPECT_DOUBLE_EQ(c.at(2), 0.15);
+  EXPECT_DOUBLE_EQ(c.at(3), 0.2);
+  EXPECT_DOUBLE_EQ(c.at(4), 0.2);
+  o.schedule = "cosine";  // the cosine starts where warm-up ends
+  const LrSchedule w(o, epochs(2), 10);
+  EXPECT_DOUBLE_EQ(w.at(3), 0.2);
+  EXPECT_DOUBLE_EQ(w.at(4), 0.2);
+  EXPECT_LT(w.at(5), 0.2);
+}
+
+TEST(Metrics, PerClassPrecisionRecallF1) {
+  // The example above: class 0 p=1 r=2/3; class 1 p=r=1/2; class 2 p=1/2 r=1.
+  ConfusionMatrix m(3);
+  const int t[6] = {0, 0, 0, 1, 1, 2}, p[6] = {0, 0, 1, 1, 2, 2};
+  for (int i = 0; i < 6; ++i) m.add(t[i], p[i]);
+  const auto s = m.per_class();
+  EXPECT_DOUBLE_EQ(s[0].precision, 1.0);
+  EXPECT_DOUBLE_EQ(s[0].recall, 2.0 / 3);
+  EXPECT_DOUBLE_EQ(s[0].f1, 0.8);
+  EXPECT_EQ(s[0].support, 3);
+  EXPECT_DOUBLE_EQ(s[1].f1, 0.5);
+  EXPECT_DOUBLE_EQ(s[2].precision, 0.5);
+  EXPECT_DOUBLE_EQ(s[2].recall, 1.0);
+  EXPECT_EQ(m.scores_csv({"a", "b", "c"}).substr(0, 44),
+            "class,precision,recall,f1,support\na,1.000000");
+  EXPECT_NE(m.scores_table({}).find("weighted avg"), std::string::npos);
+}
+
+namespace {
+EpochStats validated(int64_t epoch, double loss, double acc) {
+  EpochStats st;
+  st.epoch = epoch, st.validated = true, st.val_loss = loss, st.val_accuracy = acc;
+  return st;
+}
+}  // namespace
+
+TEST(ModelSelection, KeepBestPicksTheBestEpochAndPatienceStops) {
+  TrainConfig t;
+  t.keep = "best", t.patience = 2;
+  ModelSelector sel(t, 1);
+  std::vector<float> w(1);
+  const double losses[] = {1.0, 0.5, 0.7, 0.5, 0.4};
+  bool stop = false;
+  int64_t e = 0;
+  for (; e < 5 && !stop; ++e) {
+    w[0] = float(e + 1);
+    stop = sel.observe(validated(e + 1, losses[e], 0), w);
+  }
+  EXPECT_TRUE(stop);
+  EXPECT_EQ(e, 4);  // epochs 3 and 4 did not beat epoch 2 (a tie keeps the earlier epoch)
+  EXPECT_EQ(sel.choose(w, 4), 2);
+  EXPECT_EQ(w[0], 2.0f);  // epoch 2's parameters
+}
+
+TEST(ModelSelection, AccuracyIsMaximisedAndLastKeepsTheLastModel) {
+  TrainConfig t;
+  t.keep = "best", t.keep_metric = "val_accuracy";
+  ModelSelector best(t, 1);
+  std::vector<float> w(1);
+  const std::vector<EpochStats> h = {validated(1, 0.3, 0.8), validated(2, 0.2, 0.9),
+                                     validated(3, 0.1, 0.85)};
+  for (const auto& st : h) w[0] = float(st.epoch), best.observe(st, w);
+  EXPECT_EQ(best.best_epoch(h), 2);
+  EXPECT_EQ(best.choose(w, 3), 2);
+  TrainConfig last;
+  ModelSelector keep_last(last, 1);
+  for (const auto& st : h) w[0] = float(st.epoch), keep_last.observe(st, w);
+  EXPECT_EQ(keep_last.choose(w, 3), 3);
+  EXPECT_EQ(w[0], 3.0f);
+}
+
+TEST(ValidationRows, DisjointCompleteAndChosenBySeed) {
+  std::vector<int64_t> v, t, v2, t2, v3, t3;
+  validation_rows(100, 0.2, 7, &v, &t);
+  EXPECT_EQ(v.size(), 20u);
+  EXPECT_EQ(t.size(), 80u);
+  std::vector<int64_t> all = v;
+  all.insert(all.end(), t.begin(), t.end());
+  std::sort(all.begin(), all.end());
+  for (int64_t i = 0; i < 100; ++i) ASSERT_EQ(all[i], i);  // disjoint and complete
+  EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+  validation_rows(100, 0.2, 7, &v2, &t2);
+  EXPECT_EQ(v, v2);
+  validation_rows(100, 0.2, 8, &v3, &t3);
+  EXPECT_NE(v, v3);
+  EXPECT_THROW(validation_rows(100, 0.001, 7, &v, &t), Error);  // no validation row
+  EXPECT_THROW(validation_rows(1, 0.9, 7, &v, &t), Error);      // no training row
+}

@@ -215,3 +215,54 @@ TEST(GradientReducer, BucketsAreLayerAligned) {
 }  // namespace
 
 int main(int argc, char** argv) { return mpi_test_main(argc, argv); }
+
+// A learning-rate schedule (cosine after a warm-up) is the same on every rank: N ranks
+// still follow 1 rank.
+TEST(Schedule, NRanksMatchOneRankUnderCosineWithWarmUp) {
+  Comm world(MPI_COMM_WORLD);
+  const std::string path = prepare(world);
+  const Config cfg = load_config(path, {"train.batch=12", "optimizer.schedule=\"cosine\"",
+                                        "optimizer.warmup_steps=3", "optimizer.min_lr=0.001"});
+  EXPECT_LT(distance_to_single_rank(cfg), 2e-5) << "rank " << world.rank();
+}
+
+// A validation split held out of the training file: every rank holds the same validation
+// rows, and no row any rank trains on in any epoch is one of them.
+TEST(Validation, HeldOutRowsAreNeverTrainedOnByAnyRank) {
+  Comm world(MPI_COMM_WORLD);
+  const std::string path = prepare(world);
+  const Config cfg = load_config(path, {"train.batch=12", "data.validation_fraction=0.25"});
+  H5Split train(cfg.data.train_file, "/"), validation(cfg.data.train_file, "/");
+  std::vector<int64_t> v, t;
+  validation_rows(train.size(), cfg.data.validation_fraction, cfg.train.seed, &v, &t);
+  const int64_t rows = train.size();
+  validation.keep_rows(v);
+  train.keep_rows(t);
+  std::set<int64_t> held_out;
+  for (int64_t i = 0; i < validation.size(); ++i) held_out.insert(validation.file_row(i));
+  ASSERT_EQ(static_cast<int64_t>(held_out.size() + train.size()), rows);
+  // The same rows on every rank.
+  std::string mine;
+  for (int64_t r : held_out) mine += std::to_string(r) + ",";
+  for (const std::string& other : world.allgather(mine)) EXPECT_EQ(other, mine);
+  BatchPlan plan(train.size(), cfg.train.batch, world.rank(), world.size());
+  int64_t seen = 0;
+  for (int64_t epoch = 1; epoch <= 3; ++epoch) {
+    plan.begin_epoch(cfg.train.seed, epoch);
+    for (int64_t s = 0; s < plan.steps_per_epoch(); ++s)
+      for (int64_t row : plan.local_rows(s)) {
+        EXPECT_EQ(held_out.count(train.file_row(row)), 0u) << "epoch " << epoch;
+        ++seen;
+      }
+  }
+  EXPECT_GT(seen, 0);
+  // Reading through the views gives the file's rows.
+  std::vector<float> x_view(train.per_sample()), x_file(train.per_sample());
+  int32_t y_view = 0, y_file = 0;
+  H5Split whole(cfg.data.train_file, "/");
+  const int64_t one = 5, file_row = train.file_row(one);
+  train.read_rows(std::span<const int64_t>(&one, 1), x_view.data(), &y_view);
+  whole.read_rows(std::span<const int64_t>(&file_row, 1), x_file.data(), &y_file);
+  EXPECT_EQ(x_view, x_file);
+  EXPECT_EQ(y_view, y_file);
+}

@@ -78,6 +78,11 @@ std::string to_toml(const toml::table& t) {
   return os.str();
 }
 
+namespace {
+// Reads every section of c.resolved into c's typed settings; `where` prefixes errors.
+void read_sections(Config& c, const std::string& where, const std::string& path);
+}  // namespace
+
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
   Config c;
   c.source = path;
@@ -91,7 +96,25 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
                 ": malformed TOML: " + std::string(err.description()));
   }
   for (const auto& o : overrides) apply_override(c.resolved, o, where);
+  read_sections(c, where, path);
+  return c;
+}
 
+Config config_from_text(const std::string& text, const std::string& where) {
+  Config c;
+  c.source = where;
+  try {
+    c.resolved = toml::parse(text);
+  } catch (const toml::parse_error& err) {
+    throw Error(where + ":" + std::to_string(err.source().begin.line) +
+                ": malformed TOML: " + std::string(err.description()));
+  }
+  read_sections(c, where, where);
+  return c;
+}
+
+namespace {
+void read_sections(Config& c, const std::string& where, const std::string& path) {
   TableReader root(&c.resolved, where);
   {
     TableReader r(root.get_table("run"), where + ": run");
@@ -228,7 +251,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     throw Error(where + ": run.name = \"" + c.run.name +
                 "\" must be a plain directory name (no '/', not '.' or '..')");
   }
-  return c;
 }
+}  // namespace
 
 }  // namespace hpdl

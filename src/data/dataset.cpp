@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/tensor.hpp"
@@ -237,9 +238,10 @@ void validation_rows(int64_t rows, double fraction, uint64_t seed, std::vector<i
                      std::vector<int64_t>* training) {
   const int64_t n = std::llround(fraction * static_cast<double>(rows));
   if (n < 1 || n >= rows) {
-    throw Error("data.validation_fraction = " + std::to_string(fraction) + " of " +
-                std::to_string(rows) + " training rows leaves " +
-                (n < 1 ? "no validation row" : "no training row"));
+    std::ostringstream msg;
+    msg << "data.validation_fraction = " << fraction << " of " << rows << " training rows leaves "
+        << (n < 1 ? "no validation row" : "no training row");
+    throw Error(msg.str());
   }
   // Epochs count from 1: the permutation of "epoch 0" is used only for this split.
   std::vector<int64_t> perm(static_cast<size_t>(rows));

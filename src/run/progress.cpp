@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -29,16 +30,32 @@ Progress::Progress(bool enabled) : enabled_(enabled && stdout_is_terminal()) {}
 void Progress::update(int64_t epoch, int64_t step, int64_t steps, double mean_loss,
                       double samples_per_s) {
   if (!enabled_) return;
+  char detail[96];
+  std::snprintf(detail, sizeof detail, "loss %.4f  %.0f samples/s", mean_loss, samples_per_s);
+  show(epoch, step + 1, steps, detail);
+}
+
+void Progress::update_server(int64_t epoch, int64_t pushes, int64_t pushes_per_epoch,
+                             double staleness, double samples_per_s) {
+  if (!enabled_) return;
+  char detail[128];
+  std::snprintf(detail, sizeof detail, "pushes  staleness %.2f  ~%.0f samples/s", staleness,
+                samples_per_s);
+  show(epoch, pushes, pushes_per_epoch, detail);
+}
+
+void Progress::show(int64_t epoch, int64_t done, int64_t total, const char* detail) {
   const auto now = std::chrono::steady_clock::now();
-  if (step + 1 < steps && now - last_ < std::chrono::milliseconds(200)) return;
+  if (done < total && now - last_ < std::chrono::milliseconds(200)) return;
   last_ = now;
   constexpr int kWidth = 30;
-  const int filled = static_cast<int>(kWidth * (step + 1) / steps);
+  const int filled =
+      static_cast<int>(kWidth * std::min(done, total) / std::max<int64_t>(total, 1));
   char bar[kWidth + 1];
   for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '=' : (i == filled ? '>' : ' ');
   bar[kWidth] = 0;
-  std::printf("\r  epoch %lld [%s] %lld/%lld  loss %.4f  %.0f samples/s\x1b[K", (long long)epoch,
-              bar, (long long)(step + 1), (long long)steps, mean_loss, samples_per_s);
+  std::printf("\r  epoch %lld [%s] %lld/%lld  %s\x1b[K", (long long)epoch, bar, (long long)done,
+              (long long)total, detail);
   std::fflush(stdout);
   shown_ = true;
 }

@@ -109,6 +109,16 @@ void RunReport::epoch(const EpochStats& st) {
   metrics_row(st);
 }
 
+void RunReport::server_epoch(const ServerProgress& p) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "epoch %lld trained in %.2f s: %.1f samples/s, %lld pushes, staleness mean %.2f "
+                "(%.2f s elapsed; evaluated after training)",
+                (long long)p.epoch, p.epoch_s, p.samples_per_s, (long long)p.pushes,
+                p.staleness_mean, p.elapsed_s);
+  dir_.log(line);
+}
+
 void RunReport::metrics_row(const EpochStats& st) {
   std::ostringstream row;
   row << st.epoch << "," << st.steps << "," << st.train_loss << ","
@@ -279,7 +289,8 @@ void RunReport::finish(Model& model, const FinalModel& final_model,
            (tested ? " confusion.csv scores.csv)" : ")"));
 
   manifest_["peak_rss_mib"] = peak_rss_mib;
-  manifest_["final"] = {{"test_accuracy", final_model.test_accuracy},
+  manifest_["final"] = {{"test_loss", final_model.test_loss},
+                        {"test_accuracy", final_model.test_accuracy},
                         {"test_f1", final_model.test_f1},
                         {"train_loss", last.train_loss},
                         {"epochs", last.epoch},

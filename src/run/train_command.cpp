@@ -1,7 +1,5 @@
 // `hpdl train`: set-up in stages that every rank passes or fails together (Comm::agree),
 // then the trainer, then the outputs. A failure after set-up on one rank aborts the job.
-#include <mpi.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -20,6 +18,7 @@
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/data_splits.hpp"
 #include "hpdl/run/manifest.hpp"
+#include "hpdl/run/mpi_command.hpp"
 #include "hpdl/run/progress.hpp"
 #include "hpdl/run/report.hpp"
 #include "hpdl/run/run_dir.hpp"
@@ -31,20 +30,6 @@
 
 namespace hpdl {
 namespace {
-
-// Runs f on every rank; if it throws on any rank, all ranks throw the first rank's message.
-// The agreement waits for the slowest rank, bounded by the watchdog.
-template <typename F>
-void on_all_ranks(const Comm& comm, Watchdog& watchdog, F&& f) {
-  std::string err;
-  try {
-    f();
-  } catch (const std::exception& e) {
-    err = e.what();
-  }
-  WatchdogScope guard(watchdog, "set-up agreement", 0);
-  comm.agree(err);
-}
 
 // Parameter-server modes: at least one server and one worker, and a batch for every worker.
 void check_parameter_server_layout(const Config& cfg, const Comm& comm, int64_t rows) {
@@ -226,6 +211,14 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
       progress.clear();
       report->epoch(st);
     };
+    hooks.on_server_progress = [&](const ServerProgress& p) {
+      progress.update_server(p.epoch, p.pushes, p.pushes_per_epoch, p.staleness_mean,
+                             p.samples_per_s);
+    };
+    hooks.on_server_epoch = [&](const ServerProgress& p) {
+      progress.clear();
+      report->server_epoch(p);
+    };
     hooks.on_warning = [&](const std::string& text) {
       progress.clear();
       report->warning(text);
@@ -341,28 +334,7 @@ int train(const TrainArgs& args, Comm& comm) {
 
 int cmd_train(const TrainArgs& args, int* argc, char*** argv) {
   catch_stop_signals();
-  std::unique_ptr<MpiSession> mpi;
-  try {
-    mpi = std::make_unique<MpiSession>(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "hpdl: error: %s\n", e.what());
-    return 1;
-  }
-  const int rank = mpi->world_rank();
-  set_error_rank(rank);
-  try {
-    Comm comm(MPI_COMM_WORLD);
-    return train(args, comm);  // the session finalizes MPI
-  } catch (const AgreedError& e) {
-    // Every rank holds the same message: rank 0 prints it, all end together.
-    if (rank == 0) std::fprintf(stderr, "hpdl: error: %s\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    // Only this rank failed: the others may be waiting in a collective, so end the job.
-    std::fprintf(stderr, "hpdl: error: rank %d: %s\n", rank, e.what());
-    std::fflush(stderr);
-    MpiSession::abort(1);
-  }
+  return run_under_mpi(argc, argv, [&](Comm& comm) { return train(args, comm); });
 }
 
 }  // namespace hpdl

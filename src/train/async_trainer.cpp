@@ -86,6 +86,8 @@ std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks, Checkpointer*
   }
   t0_ = wall_s() - t_before_;
   last_ckpt_t_ = t_before_;
+  hooks_ = &hooks;
+  epoch_start_t_ = t_before_;
   if (shards_.is_server())
     serve();
   else
@@ -123,7 +125,13 @@ void AsyncTrainer::serve() {
       // means every epoch of a finished job has been counted by the next read.
       const bool done = shards_.read(0, ParamShards::kWorkersDone) == workers_;
       const int64_t worker_epochs = shards_.read(0, ParamShards::kWorkerEpochs);
-      for (; next <= cfg_.train.epochs && worker_epochs >= next * workers_; ++next) snapshot(next);
+      for (; next <= cfg_.train.epochs && worker_epochs >= next * workers_; ++next) {
+        snapshot(next);
+        progress_.epoch = next;
+        report_progress(true);
+      }
+      progress_.epoch = std::min(next, cfg_.train.epochs);
+      report_progress(false);
       if (done) {
         shards_.add(0, ParamShards::kFinish, 1);  // no checkpoint after this
         break;
@@ -172,6 +180,32 @@ void AsyncTrainer::snapshot(int64_t epoch) {
   s.t = wall_s() - t0_;
   s.pushes = pulled_versions_[0];  // every push updates every shard
   snapshots_.push_back(std::move(s));
+}
+
+void AsyncTrainer::report_progress(bool epoch_done) {
+  if (!hooks_->on_server_progress && !hooks_->on_server_epoch) return;
+  const double t = wall_s() - t0_;
+  if (!epoch_done && t - last_progress_t_ < 0.2) return;
+  last_progress_t_ = t;
+  ServerProgress& p = progress_;
+  p.total_pushes = shards_.read(0, ParamShards::kVersion);
+  p.pushes = p.total_pushes - epoch_start_pushes_;
+  const int64_t per_worker = (schedule_.steps_per_epoch() + dist_.n_push - 1) / dist_.n_push;
+  p.pushes_per_epoch = per_worker * workers_;
+  p.epoch_s = t - epoch_start_t_, p.elapsed_s = t;
+  const double batch = static_cast<double>(cfg_.train.batch);
+  const int64_t stale_pushes = shards_.read(0, ParamShards::kStalenessPushes);
+  if (stale_pushes > 0)
+    p.staleness_mean = double(shards_.read(0, ParamShards::kStalenessSum)) / stale_pushes;
+  if (!epoch_done) {
+    p.samples_per_s = p.epoch_s > 0 ? p.pushes * dist_.n_push * batch / p.epoch_s : 0;
+    if (hooks_->on_server_progress) hooks_->on_server_progress(p);
+    return;
+  }
+  const int64_t steps = shards_.read(0, ParamShards::kWorkerSteps);
+  p.samples_per_s = p.epoch_s > 0 ? (steps - epoch_start_steps_) * batch / p.epoch_s : 0;
+  if (hooks_->on_server_epoch) hooks_->on_server_epoch(p);
+  epoch_start_t_ = t, epoch_start_pushes_ = p.total_pushes, epoch_start_steps_ = steps;
 }
 
 // ---- worker ----
@@ -227,7 +261,14 @@ void AsyncTrainer::work() {
     }
     if (pending_steps_ > 0) push();  // an epoch ends with everything pushed
     WatchdogScope guard(watchdog_, "worker-epoch count", step_);
-    if (!stopped) shards_.add(0, ParamShards::kWorkerEpochs, 1);
+    if (!stopped) {
+      // Progress figures first: server 0 reads them once it sees the epoch counted.
+      shards_.add(0, ParamShards::kWorkerSteps, static_cast<int64_t>(epoch_steps_[epoch - 1]));
+      shards_.add(0, ParamShards::kStalenessSum, epoch_staleness_);
+      shards_.add(0, ParamShards::kStalenessPushes, epoch_pushes_);
+      epoch_staleness_ = epoch_pushes_ = 0;
+      shards_.add(0, ParamShards::kWorkerEpochs, 1);
+    }
   }
   {
     WatchdogScope guard(watchdog_, "worker done count", step_);
@@ -289,6 +330,7 @@ void AsyncTrainer::push() {
   for (size_t s = 0; s < prev_versions_.size(); ++s)
     tau = std::max(tau, prev_versions_[s] - pulled_versions_[s] - pushes_since_pull_);
   rma_.record_staleness(tau);
+  epoch_staleness_ += std::max<int64_t>(tau, 0), ++epoch_pushes_;
   ++pushes_since_pull_;
   pending_.zero();
   pending_steps_ = 0;

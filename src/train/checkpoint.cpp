@@ -109,6 +109,7 @@ Checkpoint checkpoint_identity(const Config& cfg, const Model& model, int ranks)
   c.servers = cfg.distributed.async() ? cfg.distributed.servers : 0;
   c.batch = cfg.train.batch;
   c.seed = cfg.train.seed;
+  c.config = to_toml(cfg.resolved);
   return c;
 }
 
@@ -176,6 +177,7 @@ uint64_t write_checkpoint(const std::string& path, const Checkpoint& c) {
   h5_write_atomically(path, [&](hid_t f) {
     h5_write_attr(f, "format", kFormat);
     h5_write_attr(f, "header", header_of(c).dump());
+    if (!c.config.empty()) h5_write_attr(f, "config", c.config);
     const std::vector<double> rows = history_rows(c.history);
     h5_write(f, "history", rows.data(), {hsize_t(c.history.size()), hsize_t(kHistoryCols)});
     h5_write(f, "params", c.params.data(), {hsize_t(c.params.size())});
@@ -197,6 +199,7 @@ Checkpoint read_checkpoint(const std::string& path) {
       throw Error("it is not an hpdl checkpoint (no format attribute '" + std::string(kFormat) +
                   "')");
     set_header(c, nlohmann::json::parse(h5_read_string_attr(f.get(), "header")));
+    c.config = h5_read_string_attr(f.get(), "config");  // "" in checkpoints before it was kept
     c.history = history_of(h5_read_doubles(f.get(), "history"),
                            format == kFormat ? kHistoryCols : kHistoryCols1);
     c.params = h5_read_floats(f.get(), "params");

@@ -40,6 +40,8 @@ struct Config {
 // Reads, overrides ("optimizer.lr=0.1"; the value is TOML, or a bare string) and checks
 // a config. Throws Error naming the file and key on any problem.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides);
+// The same from TOML text (a config saved with a model); `where` names it in errors.
+Config config_from_text(const std::string& text, const std::string& where);
 
 // The resolved config as TOML text.
 std::string to_toml(const toml::table& t);

@@ -54,7 +54,13 @@ class ParamShards {
     kPaused = 4,
     kStop = 5,
     kSignals = 6,
-    kFinish = 7
+    kFinish = 7,
+    // Server 0, for the live progress: worker steps, and the staleness summed over pushes,
+    // both added by each worker at the end of each of its epochs (since this process began).
+    kWorkerSteps = 8,
+    kStalenessSum = 9,
+    kStalenessPushes = 10,
+    kCounters = 11
   };
 
   // Collective over comm. Ranks 0..servers-1 allocate and fill their shard from `initial`
@@ -90,7 +96,8 @@ class ParamShards {
   void set_profiler(Profiler* p);
 
  private:
-  static constexpr MPI_Aint kHeader = 64;  // bytes of counters before the floats
+  static constexpr MPI_Aint kHeader = 128;  // bytes of counters before the floats
+  static_assert(kCounters * sizeof(int64_t) <= kHeader);
   double lock(int lock_type, int s, RmaStats* st);
 
   const Comm& comm_;

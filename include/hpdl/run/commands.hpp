@@ -27,8 +27,16 @@ struct TimeArgs {
   bool overhead = false;  // alternate recorded and unrecorded iterations, compare
 };
 
-// Runs under MPI (mpirun/srun or a singleton); initialises and finalises MPI itself.
+struct EvalArgs {
+  std::string model;  // model.h5 or a checkpoint (the config that built it travels inside)
+  std::string data;   // HDF5 file in hpdl's schema
+  std::string group = "/";
+  int64_t batch = 0;  // samples per rank per forward pass; 0 = the run's train.batch
+};
+
+// Run under MPI (mpirun/srun or a singleton); initialise and finalise MPI themselves.
 int cmd_train(const TrainArgs& args, int* argc, char*** argv);
+int cmd_eval(const EvalArgs& args, int* argc, char*** argv);
 int cmd_convert_mnist(const std::string& images, const std::string& labels, const std::string& out,
                       const std::string& class_names);
 int cmd_convert_uci_har(const std::string& dir, const std::string& out);

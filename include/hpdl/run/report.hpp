@@ -26,6 +26,8 @@ class RunReport {
   // manifest: queue and start-up latency = this minus the submission time.
   void training_starts();
   void epoch(const EpochStats& st);
+  // Parameter-server modes: server 0's line when the workers have trained another epoch.
+  void server_epoch(const ServerProgress& p);
   // Continuing an interrupted run: logs where it resumes and rewrites metrics.csv with the
   // checkpoint's epochs (rows written after that checkpoint are recomputed).
   // `fallback_reason`: why the newest checkpoint was passed over for `path` ("" if it was not).

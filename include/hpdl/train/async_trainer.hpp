@@ -66,6 +66,8 @@ class AsyncTrainer {
   };
   void serve();
   void snapshot(int64_t epoch);
+  // Server 0: the progress hooks (live at most every 0.2 s; a line per snapshot epoch).
+  void report_progress(bool epoch_done);
   void work();
   // Worker: a checkpoint was requested (and a local stop signal was reported to server 0).
   // request_pending() is the same without arming the watchdog (the caller does).
@@ -112,6 +114,7 @@ class AsyncTrainer {
   std::vector<int64_t> pulled_versions_, prev_versions_;
   RmaStats rma_;
   double work_s_ = 0;
+  int64_t epoch_staleness_ = 0, epoch_pushes_ = 0;  // this epoch's, for server 0's progress
   std::vector<double> epoch_loss_, epoch_samples_, epoch_steps_;
 
   // checkpoints
@@ -124,6 +127,10 @@ class AsyncTrainer {
   double last_ckpt_t_ = 0, t_before_ = 0;  // t_before_: training time before a resume
 
   // server 0 state
+  const TrainHooks* hooks_ = nullptr;
+  ServerProgress progress_;
+  double last_progress_t_ = 0, epoch_start_t_ = 0;
+  int64_t epoch_start_pushes_ = 0, epoch_start_steps_ = 0;
   double t0_ = 0;
   std::vector<Snapshot> snapshots_;
   int64_t total_pushes_ = 0;

@@ -25,6 +25,7 @@ struct Checkpoint {
   std::string mode, optimizer;
   int64_t ranks = 0, servers = 0, batch = 0;
   uint64_t seed = 0;
+  std::string config;  // the resolved config (TOML) that built the model, for `hpdl eval`
   // Position.
   int64_t epoch = 1;          // the epoch in progress
   int64_t epoch_step = 0;     // its steps already taken

@@ -30,6 +30,17 @@
 
 namespace hpdl {
 
+// Parameter-server training as server 0 sees it while the workers train.
+struct ServerProgress {
+  int64_t epoch = 0;                     // the epoch in progress (the slowest worker's)
+  int64_t pushes = 0, pushes_per_epoch = 0;  // this epoch's so far / expected
+  int64_t total_pushes = 0;
+  double samples_per_s = 0;   // lines: the epoch's worker steps x batch / its time; live:
+                              // pushes x n_push x batch / time (exact but at epoch ends)
+  double staleness_mean = 0;  // over the pushes of the workers' finished epochs
+  double epoch_s = 0, elapsed_s = 0;
+};
+
 // Rank-0 hooks for progress output; called on every rank, cheap when empty.
 struct TrainHooks {
   std::function<void(int64_t epoch, int64_t step, int64_t steps, double mean_loss,
@@ -37,6 +48,9 @@ struct TrainHooks {
       on_step;
   std::function<void(const EpochStats&)> on_epoch;
   std::function<void(const std::string&)> on_warning;  // e.g. a skipped non-finite step
+  // Parameter-server modes, on server 0 while the workers train (the evaluations of the
+  // epochs' snapshots, on_epoch, follow after training).
+  std::function<void(const ServerProgress&)> on_server_progress, on_server_epoch;
 };
 
 class SyncTrainer {
