@@ -53,7 +53,10 @@ def main():
                 sps = [float(r["samples_per_s"]) for r in metrics]
                 row["samples_per_s"] = "%.1f" % (sum(sps) / len(sps))
                 curves.append((line, [float(r["train_s"]) for r in metrics],
-                               [float(r["test_accuracy"]) for r in metrics]))
+                               # per epoch: test accuracy, or validation accuracy when the
+                               # run held a validation split (its test ran once, at the end)
+                               [float(r["test_accuracy"] or r.get("val_accuracy") or "nan")
+                                for r in metrics]))
         except (OSError, ValueError, KeyError) as e:
             print("collect: %s: %s" % (run, e), file=sys.stderr)
         rows.append(row)

@@ -54,16 +54,12 @@ void Comm::wait_all(int n, MPI_Request* requests) const {
   }
 }
 
-std::vector<int> Comm::wait_some(int n, MPI_Request* requests) const {
-  std::vector<int> indices(static_cast<size_t>(std::max(n, 1)));
+int Comm::wait_some(int n, MPI_Request* requests, int* indices) const {
   while (true) {
     int count = 0;
-    HPDL_CHECK_MPI(MPI_Testsome(n, requests, &count, indices.data(), MPI_STATUSES_IGNORE));
-    if (count == MPI_UNDEFINED) return {};
-    if (count > 0) {
-      indices.resize(static_cast<size_t>(count));
-      return indices;
-    }
+    HPDL_CHECK_MPI(MPI_Testsome(n, requests, &count, indices, MPI_STATUSES_IGNORE));
+    if (count == MPI_UNDEFINED) return 0;
+    if (count > 0) return count;
     if (watchdog_) watchdog_->poll();
   }
 }

@@ -83,8 +83,8 @@ void GradientReducer::finish(int64_t step) {
   }
   const int n = static_cast<int>(requests_.size());
   if (prof_ && prof_->on()) {
-    for (std::vector<int> done; !(done = comm_.wait_some(n, requests_.data())).empty();)
-      record_completions(static_cast<int>(done.size()), done.data());
+    for (int done; (done = comm_.wait_some(n, requests_.data(), indices_.data())) > 0;)
+      record_completions(done, indices_.data());
   } else {
     comm_.wait_all(n, requests_.data());
   }

@@ -109,5 +109,7 @@ $expect "has samples of shape \[1, 28, 28\] but model.input = \[1, 8, 8\]|x has 
 $expect "train.h5 is neither an hpdl model \(no /params\) nor an hpdl checkpoint" \
   $mpirun -np 2 "$hpdl" eval "$fx/train.h5" "$fx/test.h5"
 $expect "model .*nope.h5 not found" $mpirun -np 1 "$hpdl" eval "$out/nope.h5" "$fx/test.h5"
+$expect "bad_labels.h5:/y\\[50\\] = 7 is outside the class range 0..3" \
+  $mpirun -np 2 "$hpdl" eval "$out/best/model.h5" "$fx/bad_labels.h5"
 $expect "no dataset /nope/x" $mpirun -np 2 "$hpdl" eval "$out/best/model.h5" "$fx/test.h5" --group /nope
 echo "PASS"

@@ -27,8 +27,9 @@ class Comm {
   void bound_waits_by(Watchdog* w) { watchdog_ = w; }
   // Completes the requests (MPI_REQUEST_NULL allowed), polling.
   void wait_all(int n, MPI_Request* requests) const;
-  // Completes some of the requests: their indices, or an empty vector when none is active.
-  std::vector<int> wait_some(int n, MPI_Request* requests) const;
+  // Completes some of the requests: returns how many (their indices into `indices`, which
+  // holds n), or 0 when none is active.
+  int wait_some(int n, MPI_Request* requests, int* indices) const;
   // Without waiting (drives progress): whether all completed; how many completed (their
   // indices into `indices`, which holds n).
   bool test_all(int n, MPI_Request* requests) const;
