@@ -73,6 +73,21 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--batch", eval.batch, "Samples per forward pass (default: the run's batch)")
       ->check(CLI::PositiveNumber);
 
+  hpdl::CalibrateArgs calib;
+  CLI::App* calib_cmd = app.add_subcommand(
+      "calibrate",
+      "Measure the network of an allocation (point to point per host pair, allreduce per "
+      "algorithm, RMA, reduction) and flag slow hosts (run under mpirun/srun)");
+  calib_cmd->add_option("--out", calib.out, "Where to write the measurements (default network.json)");
+  calib_cmd->add_option("--max-bytes", calib.options.max_bytes, "Largest message (default 64 MiB)")
+      ->check(CLI::Range(int64_t{8}, int64_t{1} << 30));
+  calib_cmd->add_option("--budget-s", calib.options.budget_s,
+                        "Skip a size that would take longer than this (default 1 s)")
+      ->check(CLI::Range(0.001, 600.0));
+  calib_cmd->add_option("--watchdog-s", calib.watchdog_s, "Bound on any wait for another rank (default 120 s)")
+      ->check(CLI::Range(1.0, 86400.0));
+  calib_cmd->add_flag("--strict", calib.strict, "Exit 3 when a slow pair or host is flagged");
+
   CLI::App* trace = app.add_subcommand("trace", "Inspect the traces of a profiled run");
   trace->require_subcommand(1);
   std::string run_dir;
@@ -94,5 +109,6 @@ int main(int argc, char** argv) {
   if (*summary) return hpdl::cmd_trace_summary(run_dir);
   if (*check_cmd) return hpdl::cmd_check(check_config, check_sets);
   if (*eval_cmd) return hpdl::cmd_eval(eval, &argc, &argv);
+  if (*calib_cmd) return hpdl::cmd_calibrate(calib, &argc, &argv);
   return 1;
 }

@@ -223,6 +223,11 @@ void Comm::barrier() const {
 }
 
 MpiSession::MpiSession(int* argc, char*** argv) {
+  // OpenMPI 4.1's one-sided component osc/rdma fails to create any window when ranks on
+  // several hosts talk over TCP (ob1; open-mpi/ompi#9871, #11466): "MPI_ERR_WIN: invalid
+  // window" on a Pi cluster's Ethernet. Without it OpenMPI takes osc/sm within a host and
+  // osc/pt2pt (or ucx) across hosts. A choice of the user's (--mca osc, OMPI_MCA_osc) wins.
+  setenv("OMPI_MCA_osc", "^rdma", 0);
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
     throw Error("MPI_Init_thread failed");

@@ -46,6 +46,16 @@ m=outputs/$jid/manifest.json
 latency=$(manifest "$m" "'%.2f' % (m['train_start_unix'] - $t0)")
 echo "(a) sync job $jid: complete in outputs/$jid/; sbatch to first training step: $latency s"
 
+# (a2) calibrate.sbatch: network.json and the table from srun's 2 tasks
+jid=$(sbatch --parsable -n 2 --overcommit "$HPDL_JOBS/calibrate.sbatch" --max-bytes 65536 --budget-s 0.2) ||
+  fail "sbatch (a2)"
+st=$(wait_job "$jid" 120)
+[ "$st" = COMPLETED ] || fail "(a2) calibrate job $jid ended $st"
+[ "$(manifest "network-$jid.json" 'm["ranks"], len(m["point_to_point"])')" = "(2, 1)" ] ||
+  fail "(a2) network-$jid.json does not hold 2 ranks and their pair"
+grep -q "point to point (one way)" "slurm-$jid.out" || fail "(a2) no table in slurm-$jid.out"
+echo "(a2) calibrate job $jid: network-$jid.json written"
+
 # (b) parameter server, 1 server + 2 workers
 jid=$(HPDL_SERVERS=1 sbatch --parsable -n 3 --overcommit "$HPDL_JOBS/train_ps.sbatch" "$fx/tiny.toml" \
   --set optimizer.name=sgd --set optimizer.lr=0.1 --set train.epochs=3) || fail "sbatch (b)"

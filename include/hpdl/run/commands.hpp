@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "hpdl/net/calibration.hpp"
+
 namespace hpdl {
 
 struct TrainArgs {
@@ -34,9 +36,17 @@ struct EvalArgs {
   int64_t batch = 0;  // samples per rank per forward pass; 0 = the run's train.batch
 };
 
+struct CalibrateArgs {
+  std::string out = "network.json";
+  CalibrateOptions options;
+  double watchdog_s = 120;  // bound on every wait for another rank
+  bool strict = false;      // exit 3 when a slow pair or host is flagged
+};
+
 // Run under MPI (mpirun/srun or a singleton); initialise and finalise MPI themselves.
 int cmd_train(const TrainArgs& args, int* argc, char*** argv);
 int cmd_eval(const EvalArgs& args, int* argc, char*** argv);
+int cmd_calibrate(const CalibrateArgs& args, int* argc, char*** argv);
 int cmd_convert_mnist(const std::string& images, const std::string& labels, const std::string& out,
                       const std::string& class_names);
 int cmd_convert_uci_har(const std::string& dir, const std::string& out);

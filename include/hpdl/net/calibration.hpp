@@ -1,0 +1,90 @@
+// What `hpdl calibrate` measures across the ranks of an allocation, and the fits a
+// predictor needs: one-way point-to-point time per host pair (ping-pong, 8 B up to
+// max_bytes; latency and bandwidth, within and between hosts), allreduce time per message
+// size, rank count and OpenMPI allreduce algorithm (forced through the coll_tuned MCA
+// variables) and for the library's own choice, RMA get/accumulate time, and the reduction
+// throughput of one core. Sizes grow by 8x; a size whose estimated time exceeds budget_s is
+// not measured (the fits need only the sizes below it), so a slow link stays quick to
+// calibrate. These are the only MPI calls outside comm/ besides the RMA shards: measuring
+// the network is what they are for.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/watchdog.hpp"
+
+namespace hpdl {
+
+struct CalibrateOptions {
+  int64_t max_bytes = int64_t{64} << 20;
+  double budget_s = 1.0;   // the longest one size may take (all its repetitions)
+  double target_s = 0.05;  // repetitions of a size: about this long in all
+};
+
+// One size: the median-free mean over `reps` repetitions of one operation.
+struct Sample {
+  int64_t bytes = 0;
+  double seconds = 0;
+  int64_t reps = 0;
+};
+
+// t(bytes) = latency_s + bytes / bandwidth_Bps, from the smallest and the largest samples.
+struct LinkFit {
+  double latency_s = 0, bandwidth_Bps = 0;
+};
+LinkFit fit_link(const std::vector<Sample>& samples);
+
+struct HostMap {
+  std::vector<std::string> host_of_rank;  // host name per rank
+  std::vector<std::string> hosts;         // in order of first rank
+  std::vector<int> leader;                // lowest rank on each host
+  int host_index(int rank) const;
+};
+// Collective: every rank's host name.
+HostMap map_hosts(const Comm& comm);
+
+struct PairResult {
+  int a = 0, b = 0;  // ranks
+  bool same_host = false;
+  std::vector<Sample> samples;  // one-way time
+  LinkFit fit;
+  bool slow = false;  // far slower than the median of its kind
+};
+struct AllreduceCurve {
+  int algorithm = 0;  // OpenMPI coll_tuned id; 0 = the library's own choice
+  std::string name;
+  int ranks = 0;
+  std::vector<Sample> samples;  // time of the slowest rank
+};
+struct RmaCurve {
+  std::string op;  // "get" | "accumulate"
+  int origin = 0, target = 0;
+  std::vector<Sample> samples;  // lock, operation, unlock
+  LinkFit fit;
+};
+
+struct Calibration {
+  HostMap hosts;
+  std::vector<PairResult> pairs;
+  std::vector<AllreduceCurve> allreduce;
+  bool algorithms_forced = false;  // whether coll_tuned's algorithm could be chosen
+  std::vector<RmaCurve> rma;
+  std::vector<double> reduce_Bps;  // per rank, one core summing floats
+  std::vector<std::string> flags;  // slow pairs and hosts, in words
+  double seconds = 0;
+
+  nlohmann::json to_json() const;
+  std::string table() const;
+};
+
+// Collective over comm; every wait is bounded by the watchdog. Rank 0's result is complete.
+Calibration calibrate(const Comm& comm, const CalibrateOptions& opts, Watchdog& watchdog);
+
+// The pairs far slower than the others of their kind (bandwidth under half the median, or
+// latency over three times it), and hosts all of whose pairs are slow; fills flags.
+void flag_slow(Calibration& c);
+
+}  // namespace hpdl

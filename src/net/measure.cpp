@@ -1,0 +1,293 @@
+// The measurements of `hpdl calibrate` (see net/calibration.hpp): ping-pong per pair,
+// allreduce per algorithm, rank count and size, RMA get/accumulate, reduction throughput.
+// Every measurement is a loop over sizes growing by 8x; the first rank of the measuring
+// group decides the repetitions of the next size from the last one's time (about
+// target_s in all) and stops before a size that would exceed budget_s.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/net/calibration.hpp"
+
+namespace hpdl {
+namespace {
+
+std::vector<int64_t> sizes_up_to(int64_t first, int64_t max_bytes) {
+  std::vector<int64_t> s;
+  for (int64_t b = first; b <= max_bytes; b *= 8) s.push_back(b);
+  if (s.empty() || s.back() < max_bytes) s.push_back(max_bytes);
+  return s;
+}
+
+// Repetitions for `bytes` given the previous size's time per operation (0 = none yet);
+// 0 = skip (the size would take longer than the budget).
+int64_t plan_reps(int64_t bytes, const Sample* prev, const CalibrateOptions& o) {
+  if (!prev) return 3;
+  const double est = prev->seconds * std::max(1.0, double(bytes) / double(prev->bytes));
+  if (est > o.budget_s) return 0;
+  return std::clamp<int64_t>(static_cast<int64_t>(o.target_s / std::max(est, 1e-7)), 1, 1000);
+}
+
+// A barrier that sleeps while it waits: ranks not taking part in a measurement must not
+// spin on the cores the measuring ranks need (several ranks may share a machine's cores).
+void quiet_barrier(MPI_Comm comm) {
+  MPI_Request req;
+  HPDL_CHECK_MPI(MPI_Ibarrier(comm, &req));
+  const timespec pause{0, 100000};  // 0.1 ms
+  for (int done = 0;;) {
+    HPDL_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    nanosleep(&pause, nullptr);
+  }
+}
+
+// MPI_T: the control variable `name`, or -1.
+int find_cvar(const char* name) {
+  int n = 0;
+  if (MPI_T_cvar_get_num(&n) != MPI_SUCCESS) return -1;
+  for (int i = 0; i < n; ++i) {
+    char cname[256], desc[8];
+    int name_len = sizeof cname, desc_len = sizeof desc, verbosity = 0, binding = 0, scope = 0;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    if (MPI_T_cvar_get_info(i, cname, &name_len, &verbosity, &type, &enumtype, desc, &desc_len,
+                            &binding, &scope) == MPI_SUCCESS &&
+        std::strcmp(cname, name) == 0)
+      return i;
+  }
+  return -1;
+}
+
+bool write_int_cvar(int index, int value) {
+  MPI_T_cvar_handle handle;
+  int count = 0;
+  if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) != MPI_SUCCESS) return false;
+  const bool ok = MPI_T_cvar_write(handle, &value) == MPI_SUCCESS;
+  MPI_T_cvar_handle_free(&handle);
+  return ok;
+}
+
+// OpenMPI 4's coll_tuned allreduce algorithms (coll_tuned_allreduce_algorithm).
+const std::vector<std::pair<int, std::string>> kAllreduceAlgorithms = {
+    {0, "default"},       {1, "basic_linear"},   {2, "nonoverlapping"}, {3, "recursive_doubling"},
+    {4, "ring"},          {5, "segmented_ring"}, {6, "rabenseifner"}};
+
+PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  PairResult r;
+  r.a = a, r.b = b;
+  if (me != a && me != b) return r;
+  const int peer = me == a ? b : a;
+  std::vector<char> buf(static_cast<size_t>(o.max_bytes));
+  const Sample* prev = nullptr;
+  for (int64_t bytes : sizes_up_to(8, o.max_bytes)) {
+    // a decides the repetitions and tells b (0 = stop).
+    int64_t reps = me == a ? plan_reps(bytes, prev, o) : 0;
+    if (me == a) HPDL_CHECK_MPI(MPI_Send(&reps, 1, MPI_INT64_T, b, 1, comm));
+    else HPDL_CHECK_MPI(MPI_Recv(&reps, 1, MPI_INT64_T, a, 1, comm, MPI_STATUS_IGNORE));
+    if (reps == 0) break;
+    const int n = static_cast<int>(bytes);
+    double t0 = 0;
+    for (int64_t k = -1; k < reps; ++k) {  // k = -1: warm-up
+      if (k == 0) t0 = MPI_Wtime();
+      if (me == a) {
+        HPDL_CHECK_MPI(MPI_Send(buf.data(), n, MPI_BYTE, peer, 2, comm));
+        HPDL_CHECK_MPI(MPI_Recv(buf.data(), n, MPI_BYTE, peer, 2, comm, MPI_STATUS_IGNORE));
+      } else {
+        HPDL_CHECK_MPI(MPI_Recv(buf.data(), n, MPI_BYTE, peer, 2, comm, MPI_STATUS_IGNORE));
+        HPDL_CHECK_MPI(MPI_Send(buf.data(), n, MPI_BYTE, peer, 2, comm));
+      }
+    }
+    r.samples.push_back({bytes, (MPI_Wtime() - t0) / (2.0 * double(reps)), reps});
+    prev = &r.samples.back();
+  }
+  return r;
+}
+
+std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  const int64_t max_floats = std::max<int64_t>(o.max_bytes / 4, 1);
+  std::vector<float> in(static_cast<size_t>(max_floats), 1.0f), out(in.size());
+  std::vector<Sample> samples;
+  const Sample* prev = nullptr;
+  for (int64_t bytes : sizes_up_to(4, max_floats * 4)) {
+    int64_t reps = me == 0 ? plan_reps(bytes, prev, o) : 0;
+    HPDL_CHECK_MPI(MPI_Bcast(&reps, 1, MPI_INT64_T, 0, comm));
+    if (reps == 0) break;
+    const int n = static_cast<int>(bytes / 4);
+    HPDL_CHECK_MPI(MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm));  // warm-up
+    HPDL_CHECK_MPI(MPI_Barrier(comm));
+    const double t0 = MPI_Wtime();
+    for (int64_t k = 0; k < reps; ++k)
+      HPDL_CHECK_MPI(MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm));
+    double t = (MPI_Wtime() - t0) / double(reps), slowest = 0;
+    HPDL_CHECK_MPI(MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
+    samples.push_back({bytes, slowest, reps});
+    prev = &samples.back();
+  }
+  return samples;
+}
+
+RmaCurve rma_sweep(MPI_Comm comm, MPI_Win win, float* origin_buf, int origin, int target,
+                   bool accumulate, const CalibrateOptions& o, int64_t max_bytes) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  RmaCurve c;
+  c.op = accumulate ? "accumulate" : "get";
+  c.origin = origin, c.target = target;
+  if (me != origin) return c;
+  const Sample* prev = nullptr;
+  for (int64_t bytes : sizes_up_to(8, max_bytes)) {
+    const int64_t reps = plan_reps(bytes, prev, o);
+    if (reps == 0) break;
+    const int n = static_cast<int>(bytes / 4);
+    double t0 = 0;
+    for (int64_t k = -1; k < reps; ++k) {
+      if (k == 0) t0 = MPI_Wtime();
+      HPDL_CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+      if (accumulate)
+        HPDL_CHECK_MPI(MPI_Accumulate(origin_buf, n, MPI_FLOAT, target, 0, n, MPI_FLOAT, MPI_SUM, win));
+      else
+        HPDL_CHECK_MPI(MPI_Get(origin_buf, n, MPI_FLOAT, target, 0, n, MPI_FLOAT, win));
+      HPDL_CHECK_MPI(MPI_Win_unlock(target, win));
+    }
+    c.samples.push_back({bytes, (MPI_Wtime() - t0) / double(reps), reps});
+    prev = &c.samples.back();
+  }
+  c.fit = fit_link(c.samples);
+  return c;
+}
+
+// Sends rank `from`'s samples to rank 0 (a no-op when from == 0).
+void to_rank0(MPI_Comm comm, int from, std::vector<Sample>& samples) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  if (from == 0 || (me != from && me != 0)) return;
+  std::vector<double> flat;
+  if (me == from) {
+    for (const Sample& s : samples) flat.insert(flat.end(), {double(s.bytes), s.seconds, double(s.reps)});
+    int64_t n = static_cast<int64_t>(flat.size());
+    HPDL_CHECK_MPI(MPI_Send(&n, 1, MPI_INT64_T, 0, 3, comm));
+    HPDL_CHECK_MPI(MPI_Send(flat.data(), static_cast<int>(n), MPI_DOUBLE, 0, 3, comm));
+    return;
+  }
+  int64_t n = 0;
+  HPDL_CHECK_MPI(MPI_Recv(&n, 1, MPI_INT64_T, from, 3, comm, MPI_STATUS_IGNORE));
+  HPDL_REQUIRE(n >= 0 && n % 3 == 0 && n < 3 * 64, "calibrate: bad sample count from a rank");
+  flat.resize(static_cast<size_t>(n));
+  HPDL_CHECK_MPI(MPI_Recv(flat.data(), static_cast<int>(n), MPI_DOUBLE, from, 3, comm, MPI_STATUS_IGNORE));
+  samples.clear();
+  for (size_t i = 0; i < flat.size(); i += 3)
+    samples.push_back({static_cast<int64_t>(flat[i]), flat[i + 1], static_cast<int64_t>(flat[i + 2])});
+}
+
+}  // namespace
+
+Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& watchdog) {
+  const double t_start = MPI_Wtime();
+  MPI_Comm world = comm.raw();
+  const int me = comm.rank(), n = comm.size();
+  Calibration c;
+  {
+    WatchdogScope guard(watchdog, "calibrate: host names", 0);
+    c.hosts = map_hosts(comm);
+  }
+  // Point to point: between every two hosts (their lowest ranks), and within the first
+  // host that runs two ranks.
+  std::vector<std::pair<int, int>> pairs;
+  const auto& lead = c.hosts.leader;
+  for (size_t i = 0; i < lead.size(); ++i)
+    for (size_t j = i + 1; j < lead.size(); ++j) pairs.push_back({lead[i], lead[j]});
+  for (size_t h = 0; h < lead.size(); ++h) {
+    int second = -1;
+    for (int r = 0; r < n && second < 0; ++r)
+      if (r != lead[h] && c.hosts.host_index(r) == static_cast<int>(h)) second = r;
+    if (second >= 0) {
+      pairs.push_back({lead[h], second});
+      break;
+    }
+  }
+  for (const auto& [a, b] : pairs) {
+    WatchdogScope guard(watchdog, "calibrate: ping-pong", a * n + b);
+    PairResult r = ping_pong(world, a, b, o);
+    to_rank0(world, a, r.samples);
+    quiet_barrier(world);
+    r.same_host = c.hosts.host_of_rank[a] == c.hosts.host_of_rank[b];
+    r.fit = fit_link(r.samples);
+    c.pairs.push_back(std::move(r));
+  }
+
+  // Allreduce: on the first k ranks for k = 2, 4, 8, ... and all ranks; every algorithm.
+  int provided = 0;
+  const bool tool_interface = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS;
+  const int algorithm_var = tool_interface ? find_cvar("coll_tuned_allreduce_algorithm") : -1;
+  c.algorithms_forced = algorithm_var >= 0;
+  std::vector<int> counts;
+  for (int k = 2; k < n; k *= 2) counts.push_back(k);
+  if (n >= 2) counts.push_back(n);
+  for (int k : counts) {
+    MPI_Comm sub;
+    HPDL_CHECK_MPI(MPI_Comm_split(world, me < k ? 0 : MPI_UNDEFINED, me, &sub));
+    for (const auto& [id, name] : kAllreduceAlgorithms) {
+      if (id != 0 && !c.algorithms_forced) continue;
+      WatchdogScope guard(watchdog, "calibrate: allreduce", k * 100 + id);
+      if (c.algorithms_forced) write_int_cvar(algorithm_var, id);
+      AllreduceCurve curve{id, name, k, {}};
+      if (sub != MPI_COMM_NULL) {
+        MPI_Comm dup;  // a new communicator takes the forced algorithm
+        HPDL_CHECK_MPI(MPI_Comm_dup(sub, &dup));
+        curve.samples = allreduce_sweep(dup, o);
+        HPDL_CHECK_MPI(MPI_Comm_free(&dup));
+      }
+      quiet_barrier(world);
+      c.allreduce.push_back(std::move(curve));
+    }
+    if (sub != MPI_COMM_NULL) HPDL_CHECK_MPI(MPI_Comm_free(&sub));
+  }
+  if (c.algorithms_forced) write_int_cvar(algorithm_var, 0);
+  if (tool_interface) MPI_T_finalize();
+
+  // RMA: rank 0 exposes a window; the lowest rank of another host (else rank 1) reaches it.
+  if (n >= 2) {
+    const int origin = lead.size() > 1 ? lead[1] : 1;
+    const int64_t rma_bytes = std::min<int64_t>(o.max_bytes, int64_t{16} << 20);
+    float* base = nullptr;
+    MPI_Win win;
+    WatchdogScope guard(watchdog, "calibrate: RMA", 0);
+    HPDL_CHECK_MPI(MPI_Win_allocate(me == 0 ? rma_bytes : 0, sizeof(float), MPI_INFO_NULL, world,
+                                    &base, &win));
+    std::vector<float> local(static_cast<size_t>(rma_bytes / 4), 0.0f);
+    for (bool acc : {false, true}) {
+      RmaCurve curve = rma_sweep(world, win, local.data(), origin, 0, acc, o, rma_bytes);
+      to_rank0(world, origin, curve.samples);
+      curve.fit = fit_link(curve.samples);
+      quiet_barrier(world);
+      c.rma.push_back(std::move(curve));
+    }
+    HPDL_CHECK_MPI(MPI_Win_free(&win));
+  }
+
+  // One core's reduction throughput (what a ring allreduce does between its transfers).
+  {
+    const int count = 1 << 22;  // 16 MiB of floats
+    std::vector<float> in(count, 1.0f), inout(count, 0.0f);
+    MPI_Reduce_local(in.data(), inout.data(), count, MPI_FLOAT, MPI_SUM);
+    const int reps = 5;
+    const double t0 = MPI_Wtime();
+    for (int k = 0; k < reps; ++k) MPI_Reduce_local(in.data(), inout.data(), count, MPI_FLOAT, MPI_SUM);
+    double rate = reps * double(count) * sizeof(float) / (MPI_Wtime() - t0);
+    c.reduce_Bps.resize(n);
+    WatchdogScope guard(watchdog, "calibrate: reduction gather", 0);
+    HPDL_CHECK_MPI(MPI_Gather(&rate, 1, MPI_DOUBLE, c.reduce_Bps.data(), 1, MPI_DOUBLE, 0, world));
+  }
+  flag_slow(c);
+  c.seconds = MPI_Wtime() - t_start;
+  return c;
+}
+
+}  // namespace hpdl
