@@ -88,6 +88,19 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 86400.0));
   calib_cmd->add_flag("--strict", calib.strict, "Exit 3 when a slow pair or host is flagged");
 
+  hpdl::PredictArgs pred;
+  CLI::App* pred_cmd = app.add_subcommand(
+      "predict", "Predict step time and scaling at other rank counts from a profiled run and network.json");
+  pred_cmd->add_option("run_dir", pred.run_dir, "A run directory of a profiled sync run")->required();
+  pred_cmd->add_option("--network", pred.network, "network.json from hpdl calibrate")->required();
+  pred_cmd->add_option("--ranks", pred.ranks, "Rank counts, e.g. 1,2,4,8 (default 1..1024)")->delimiter(',');
+  pred_cmd->add_option("--ranks-per-host", pred.ranks_per_host, "Ranks sharing a host (default 1)")
+      ->check(CLI::PositiveNumber);
+  pred_cmd->add_option("--cores-per-host", pred.cores_per_host,
+                       "Cores of a host; ranks x threads beyond it share cores (default: none shared)")
+      ->check(CLI::NonNegativeNumber);
+  pred_cmd->add_option("--out", pred.out, "Output directory (default RUN_DIR/predict)");
+
   CLI::App* trace = app.add_subcommand("trace", "Inspect the traces of a profiled run");
   trace->require_subcommand(1);
   std::string run_dir;
@@ -110,5 +123,6 @@ int main(int argc, char** argv) {
   if (*check_cmd) return hpdl::cmd_check(check_config, check_sets);
   if (*eval_cmd) return hpdl::cmd_eval(eval, &argc, &argv);
   if (*calib_cmd) return hpdl::cmd_calibrate(calib, &argc, &argv);
+  if (*pred_cmd) return hpdl::cmd_predict(pred);
   return 1;
 }

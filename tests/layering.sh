@@ -36,11 +36,12 @@ declare -A may=(
   [optim]="core config kernels"
   [dist]="core comm profile"
   [net]="core comm"
+  [predict]="core config dist nn builder"
   [builder]="core config nn"
   [train]="core comm config data dist nn optim profile"
-  [run]="core comm config data dist nn optim profile builder train net"
+  [run]="core comm config data dist nn optim profile builder train net predict"
 )
-parser_ok=" config builder train run "
+parser_ok=" config builder train run predict "
 bad=0
 say() { echo "$1"; bad=1; }
 for sub in "${!may[@]}"; do

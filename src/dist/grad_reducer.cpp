@@ -8,27 +8,45 @@
 
 namespace hpdl {
 
-GradientReducer::GradientReducer(const Comm& comm, std::span<float> grads,
-                                 const std::vector<Range>& layers, int64_t bucket_floats,
-                                 Watchdog& watchdog)
-    : comm_(comm), grads_(grads), watchdog_(watchdog), bucket_of_layer_(layers.size(), -1) {
+BucketLayout bucket_layout(const std::vector<Range>& layers, int64_t bucket_floats) {
   const int64_t limit = std::min<int64_t>(std::max<int64_t>(bucket_floats, 1), INT_MAX);
-  Bucket open;
+  BucketLayout out;
+  out.bucket_of_layer.assign(layers.size(), -1);
+  Range open;
+  int open_layers = 0;
+  auto close = [&] {
+    out.buckets.push_back(open), out.layers_in_bucket.push_back(open_layers);
+    open = Range{}, open_layers = 0;
+  };
   for (size_t i = layers.size(); i-- > 0;) {
     const Range& r = layers[i];
     if (r.size == 0) continue;
     // A single layer larger than INT_MAX floats would need splitting; no model is near it.
     HPDL_REQUIRE(r.size <= INT_MAX,
                  "layer " + std::to_string(i) + " has more than 2^31 parameters");
-    if (open.layers > 0 && open.size + r.size > INT_MAX) buckets_.push_back(open), open = Bucket{};
+    if (open_layers > 0 && open.size + r.size > INT_MAX) close();
     open.offset = r.offset;  // layers are contiguous and visited backwards
     open.size += r.size;
-    ++open.layers;
-    bucket_of_layer_[i] = static_cast<int>(buckets_.size());
-    if (open.size >= limit) buckets_.push_back(open), open = Bucket{};
+    ++open_layers;
+    out.bucket_of_layer[i] = static_cast<int>(out.buckets.size());
+    if (open.size >= limit) close();
   }
-  if (open.layers > 0) buckets_.push_back(open);
-  for (auto& b : buckets_) b.remaining = b.layers;
+  if (open_layers > 0) close();
+  return out;
+}
+
+GradientReducer::GradientReducer(const Comm& comm, std::span<float> grads,
+                                 const std::vector<Range>& layers, int64_t bucket_floats,
+                                 Watchdog& watchdog)
+    : comm_(comm), grads_(grads), watchdog_(watchdog) {
+  const BucketLayout layout = bucket_layout(layers, bucket_floats);
+  bucket_of_layer_ = layout.bucket_of_layer;
+  for (size_t b = 0; b < layout.buckets.size(); ++b) {
+    Bucket bucket;
+    bucket.offset = layout.buckets[b].offset, bucket.size = layout.buckets[b].size;
+    bucket.layers = bucket.remaining = layout.layers_in_bucket[b];
+    buckets_.push_back(bucket);
+  }
   requests_.assign(buckets_.size(), MPI_REQUEST_NULL);
 }
 

@@ -89,7 +89,10 @@ void flag_slow(Calibration& c) {
     const double mb = median(bw), ml = median(lat);
     for (auto& p : c.pairs) {
       if (p.same_host != same || p.fit.bandwidth_Bps <= 0) continue;
-      const bool slow_bw = p.fit.bandwidth_Bps < 0.5 * mb, slow_lat = p.fit.latency_s > 3 * ml;
+      // Latency: three times the median and half a millisecond more (a loaded machine alone
+      // can triple a 10 us round trip).
+      const bool slow_bw = p.fit.bandwidth_Bps < 0.5 * mb,
+                 slow_lat = p.fit.latency_s > 3 * ml && p.fit.latency_s > ml + 5e-4;
       if (!slow_bw && !slow_lat) continue;
       p.slow = true;
       char line[256];

@@ -18,6 +18,16 @@
 
 namespace hpdl {
 
+// How GradientReducer groups a gradient vector into allreduce buckets: layers with
+// parameters, visited from the last to the first (the order backward completes them), a
+// bucket closed once it holds bucket_floats or more (or would pass INT_MAX).
+struct BucketLayout {
+  std::vector<Range> buckets;         // in the order they start
+  std::vector<int> layers_in_bucket;  // layers with parameters in each
+  std::vector<int> bucket_of_layer;   // per layer; -1 for a layer without parameters
+};
+BucketLayout bucket_layout(const std::vector<Range>& layers, int64_t bucket_floats);
+
 class GradientReducer {
  public:
   // grads: the flat gradient buffer; layers[i]: layer i's range in it (size 0: no

@@ -84,7 +84,8 @@ struct Calibration {
 Calibration calibrate(const Comm& comm, const CalibrateOptions& opts, Watchdog& watchdog);
 
 // The pairs far slower than the others of their kind (bandwidth under half the median, or
-// latency over three times it), and hosts all of whose pairs are slow; fills flags.
+// latency over three times it and 0.5 ms above it), and hosts all of whose pairs are slow;
+// fills flags.
 void flag_slow(Calibration& c);
 
 }  // namespace hpdl

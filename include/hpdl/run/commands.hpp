@@ -43,6 +43,14 @@ struct CalibrateArgs {
   bool strict = false;      // exit 3 when a slow pair or host is flagged
 };
 
+struct PredictArgs {
+  std::string run_dir, network;
+  std::vector<int> ranks = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+  int ranks_per_host = 1;
+  double cores_per_host = 0;  // 0: no core sharing assumed
+  std::string out;         // "" = RUN_DIR/predict
+};
+
 // Run under MPI (mpirun/srun or a singleton); initialise and finalise MPI themselves.
 int cmd_train(const TrainArgs& args, int* argc, char*** argv);
 int cmd_eval(const EvalArgs& args, int* argc, char*** argv);
@@ -54,6 +62,8 @@ int cmd_convert_uci_har(const std::string& dir, const std::string& out);
 int cmd_time(const TimeArgs& args);
 int cmd_trace_summary(const std::string& run_dir);
 // No MPI: loads and checks a config, its model and data files, as train would.
+// No MPI: step time, samples/s and efficiency at other rank counts (predict/predictor.hpp).
+int cmd_predict(const PredictArgs& args);
 int cmd_check(const std::string& config, const std::vector<std::string>& sets);
 
 }  // namespace hpdl

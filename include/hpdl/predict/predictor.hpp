@@ -1,0 +1,87 @@
+// `hpdl predict`: step time of synchronous training at N ranks from a profiled run at a few
+// ranks and a network calibration (network.json of `hpdl calibrate`). A step at N ranks is
+//   compute  the profiled per-layer forward/backward, data, loss and update times, the
+//            batch-proportional parts scaled to the local batch B/N (global batch fixed,
+//            strong scaling), times the expected slowest of N ranks drawn from the profiled
+//            per-step distribution (stragglers), times the core sharing where ranks x threads
+//            exceed a host's cores;
+//   comm     the allreduce of each gradient bucket (the trainer's own bucket layout) at its
+//            size and N, from the calibrated "default" curve where it was measured, else the
+//            cheapest of recursive doubling, ring and Rabenseifner in the alpha-beta-gamma
+//            model with the calibrated inter-host latency, bandwidth and reduction rate;
+//   overlap  a bucket starts when its layers' backward is done, but OpenMPI has no progress
+//            thread: it advances only inside hpdl's MPI calls, one test per later layer, so
+//            at most that many of the algorithm's rounds hide behind the rest of backward.
+// Parameter-server runs are not predicted (a refusal says so).
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace hpdl {
+
+// What the predictor takes from a profiled run directory.
+struct StepProfile {
+  std::string name;
+  int ranks = 1;
+  int threads = 1;                  // OpenMP threads per rank
+  int64_t global_batch = 1, local_batch = 1;
+  std::vector<std::string> layers;  // forward order
+  std::vector<double> forward_s, backward_s;  // mean per layer, at local_batch
+  double data_s = 0, loss_s = 0, update_s = 0;
+  std::vector<double> compute_s;     // per recorded (rank, step): wall minus communication
+  std::vector<int64_t> bucket_bytes;  // in the order they start (last layers first)
+  std::vector<int> bucket_last_layer;  // the layer whose backward completes each bucket
+};
+
+// The network as calibrated: inter- and intra-host point-to-point fits, reduction rate, and
+// the measured allreduce "default" curves per rank count.
+struct NetworkModel {
+  double inter_latency_s = 0, inter_bandwidth_Bps = 0;
+  double intra_latency_s = 0, intra_bandwidth_Bps = 0;
+  double reduce_Bps = 0;
+  struct Curve {
+    int ranks = 0;
+    std::vector<std::pair<int64_t, double>> samples;  // bytes, seconds
+  };
+  std::vector<Curve> measured;  // algorithm "default"
+};
+
+// Error naming the file and field at fault.
+NetworkModel read_network(const std::string& path);
+StepProfile read_profile(const std::string& run_dir);
+
+struct AllreduceCost {
+  double seconds = 0;
+  int rounds = 1;
+  std::string how;  // "measured" or the analytic algorithm
+};
+AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks, int ranks_per_host);
+
+struct Prediction {
+  int ranks = 1, hosts = 1;
+  bool oversubscribed = false;
+  double compute_s = 0, straggler_factor = 1, comm_s = 0, hidden_s = 0, exposed_s = 0;
+  double step_s = 0, samples_per_s = 0, efficiency = 1;
+  std::string bottleneck;
+  std::vector<AllreduceCost> buckets;
+};
+
+struct PredictOptions {
+  int ranks_per_host = 1;
+  double cores_per_host = 0;  // 0: no core sharing assumed (may be fractional: hosts sharing a machine)
+};
+
+Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks,
+                        const PredictOptions& o);
+// E[max of n draws] / mean, for the empirical distribution of `samples`.
+double expected_max_factor(std::vector<double> samples, int n);
+
+// The table, a CSV, an SVG plot and a predicted Chrome trace of one step at `trace_ranks`.
+std::string prediction_table(const StepProfile& p, const std::vector<Prediction>& rows);
+std::string prediction_csv(const std::vector<Prediction>& rows);
+std::string prediction_svg(const std::vector<Prediction>& rows);
+nlohmann::json predicted_trace(const StepProfile& p, const Prediction& at);
+
+}  // namespace hpdl

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# hpdl predict against measured runs on the emulated cluster (scripts/netns_cluster.sh):
+# for each link rate, calibrate the 4-host cluster once; profile each model on 1 rank;
+# run it for real on 1, 2 and 4 hosts (1 rank each, profiled); compare the measured median
+# step time with the prediction; print one table (measured, predicted, error) and the median
+# and worst |error|.
+# This machine's 2 cores are shared by all emulated hosts: with H hosts of 1 rank x 1 thread
+# each rank gets 2/H cores, which the predictor is told (--cores-per-host 2/H); rows with
+# H > 2 are marked oversubscribed.
+#   RATES="100mbit 1gbit" MODELS="mlp lenet" STEPS=30 profiling/validate_predict.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rates=${RATES:-100mbit 1gbit}
+models=${MODELS:-mlp lenet}
+steps=${STEPS:-30}
+hosts_list=${HOSTS:-1 2 4}
+cores=${CORES:-$(nproc)}
+[ -x build/hpdl ] || bash scripts/setup.sh >/dev/null
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d /tmp/hpdl-validate.XXXXXX)
+export HPDL_NETNS_STATE=$work/state
+cluster="bash scripts/netns_cluster.sh"
+trap '$cluster down >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+config() { case $1 in mlp) echo inputs/mlp_fashion_mnist.toml ;; lenet) echo inputs/lenet_fashion_mnist.toml ;;
+  har) echo inputs/har_2x2.toml ;; *) echo "unknown model $1" >&2; exit 2 ;; esac; }
+# Rank 0's batch and the profile: skip 2 steps, record the rest.
+train_args() {  # MODEL NAME
+  echo "$(config "$1") --set run.output_dir=\"$work/runs\" --set run.name=\"$2\" --set train.max_steps=$steps
+    --set train.epochs=1000 --set profile.enabled=true --set profile.skip=2 --set profile.warmup=0
+    --set profile.active=$steps --set train.progress=false --set data.test_file=\"\" --overwrite"
+}
+median_step() {  # RUN_DIR -> median wall of recorded steps, in seconds
+  /usr/bin/python3 - "$1/steps.csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+by_step = {}
+for r in rows: by_step.setdefault(r["step"], []).append(float(r["wall_us"]))
+print(statistics.median(max(v) for v in by_step.values()) / 1e6)  # a step ends with its slowest rank
+PY
+}
+table=$work/table.txt
+: >"$table"
+$cluster up 4 --rate 100mbit >/dev/null
+for rate in $rates; do
+  for i in 1 2 3 4; do $cluster rate $i "$rate" >/dev/null; done
+  echo "calibrating the 4-host cluster at $rate ..." >&2
+  $cluster mpirun -np 4 --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 build/hpdl calibrate \
+    --out "$work/net_$rate.json" --max-bytes 8388608 --budget-s 0.5 >"$work/cal_$rate.log" 2>&1
+  for model in $models; do
+    echo "$model at $rate: profile on 1 rank ..." >&2
+    # shellcheck disable=SC2046
+    $cluster mpirun -np 1 -x OMP_NUM_THREADS=1 build/hpdl train $(eval echo $(train_args "$model" "${model}_profile")) >/dev/null
+    for h in $hosts_list; do
+      echo "$model at $rate: $h host(s) ..." >&2
+      # shellcheck disable=SC2046
+      $cluster mpirun -np "$h" --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
+        $(eval echo $(train_args "$model" "${model}_$h")) >/dev/null
+      measured=$(median_step "$work/runs/${model}_$h")
+      per_host=$(/usr/bin/python3 -c "print(min(1.0, $cores / $h))")
+      build/hpdl predict "$work/runs/${model}_profile" --network "$work/net_$rate.json" --ranks "$h" \
+        --cores-per-host "$per_host" --out "$work/pred_${model}_${rate}_$h" >/dev/null
+      predicted=$(/usr/bin/python3 -c "import csv; print(next(csv.DictReader(open('$work/pred_${model}_${rate}_$h/prediction.csv')))['step_s'])")
+      echo "$model $rate $h $measured $predicted" >>"$table"
+    done
+  done
+done
+/usr/bin/python3 - "$table" "$cores" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+cores = int(sys.argv[2])
+print(f"\n{'model':8} {'link':8} {'hosts':>5} {'measured ms':>12} {'predicted ms':>13} {'error':>8}")
+errs = []
+for model, rate, h, m, p in rows:
+    m, p, h = float(m), float(p), int(h)
+    e = (p - m) / m
+    errs.append(abs(e))
+    note = "  (oversubscribed: %d ranks on %d cores)" % (h, cores) if h > cores else ""
+    print(f"{model:8} {rate:8} {h:5d} {1e3*m:12.2f} {1e3*p:13.2f} {100*e:+7.1f}%{note}")
+print(f"\nmedian |error| {100*statistics.median(errs):.1f}%, worst {100*max(errs):.1f}% over {len(errs)} points")
+PY

@@ -1,0 +1,46 @@
+// `hpdl predict RUN_DIR --network network.json [--ranks 1,2,4,...] [--ranks-per-host R]
+// [--cores-per-host C] [--out DIR]`: the step-time model of predict/predictor.hpp over rank
+// counts; prints the table and writes prediction.csv, prediction.svg and
+// predicted_trace.json (one step at the largest rank count, to open beside a measured trace).
+#include <cstdio>
+#include <filesystem>
+
+#include "hpdl/core/atomic_file.hpp"
+#include "hpdl/core/error.hpp"
+#include "hpdl/predict/predictor.hpp"
+#include "hpdl/run/commands.hpp"
+
+namespace hpdl {
+
+int cmd_predict(const PredictArgs& args) {
+  try {
+    if (args.ranks.empty()) throw Error("--ranks is empty");
+    for (int r : args.ranks)
+      if (r < 1) throw Error("--ranks: " + std::to_string(r) + " is not a rank count");
+    const StepProfile profile = read_profile(args.run_dir);
+    const NetworkModel net = read_network(args.network);
+    PredictOptions o;
+    o.ranks_per_host = args.ranks_per_host;
+    o.cores_per_host = args.cores_per_host;
+    const Prediction one = predict_step(profile, net, 1, o);
+    std::vector<Prediction> rows;
+    for (int r : args.ranks) {
+      Prediction p = predict_step(profile, net, r, o);
+      p.efficiency = one.step_s / (r * p.step_s);
+      rows.push_back(std::move(p));
+    }
+    const std::string out = args.out.empty() ? args.run_dir + "/predict" : args.out;
+    std::filesystem::create_directories(out);
+    write_file_atomically(out + "/prediction.csv", prediction_csv(rows));
+    write_file_atomically(out + "/prediction.svg", prediction_svg(rows));
+    write_file_atomically(out + "/predicted_trace.json", predicted_trace(profile, rows.back()).dump() + "\n");
+    std::printf("%s\nwritten: %s/ (prediction.csv prediction.svg predicted_trace.json)\n",
+                prediction_table(profile, rows).c_str(), out.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hpdl: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace hpdl
