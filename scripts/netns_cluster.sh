@@ -110,6 +110,9 @@ AGENT
 in_host() {
   local i=$1; shift
   export UCX_TLS=${UCX_TLS:-tcp,self} UCX_NET_DEVICES=${UCX_NET_DEVICES:-eth0}
+  # The emulated hosts share this machine's cores: a rank waiting in MPI yields its core
+  # rather than spin through a whole scheduler tick while the rank it waits for needs it.
+  export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
   exec ip netns exec "$(host_ns "$i")" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' \
     "$(host_ns "$i")" "$@"
 }

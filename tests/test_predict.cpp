@@ -38,7 +38,11 @@ TEST(Predict, AllreduceTakesTheCheapestAlgorithmOrTheMeasuredCurve) {
   const AllreduceCost m = allreduce_cost(n, 4096, 2, 1);
   EXPECT_EQ(m.how, "measured");
   EXPECT_NEAR(m.seconds, 4e-3, 1e-12);
-  EXPECT_NE(allreduce_cost(n, 1 << 20, 2, 1).how, "measured");  // beyond the measured sizes
+  // Beyond the largest measured size: the last segment's rate, 1e-3 s per 7168 bytes.
+  const AllreduceCost x = allreduce_cost(n, 8192 + 7168, 2, 1);
+  EXPECT_EQ(x.how, "measured, extrapolated");
+  EXPECT_NEAR(x.seconds, 8e-3 + 7e-3, 1e-12);
+  EXPECT_NE(allreduce_cost(n, 512, 2, 1).how, "measured");  // below the measured sizes
 }
 
 TEST(Predict, OneStepAtTwoRanks) {

@@ -108,7 +108,10 @@ PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o) {
   return r;
 }
 
-std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o) {
+// nonblocking: MPI_Iallreduce in place, completed by polling MPI_Test, as the trainer's
+// gradient buckets are (OpenMPI runs it through libnbc, which picks its algorithm by rank
+// count, size and whether the buffer is in place; not coll_tuned's algorithms).
+std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o, bool nonblocking) {
   int me = 0;
   MPI_Comm_rank(comm, &me);
   const int64_t max_floats = std::max<int64_t>(o.max_bytes / 4, 1);
@@ -123,8 +126,15 @@ std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o) {
     HPDL_CHECK_MPI(MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm));  // warm-up
     HPDL_CHECK_MPI(MPI_Barrier(comm));
     const double t0 = MPI_Wtime();
-    for (int64_t k = 0; k < reps; ++k)
-      HPDL_CHECK_MPI(MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm));
+    for (int64_t k = 0; k < reps; ++k) {
+      if (!nonblocking) {
+        HPDL_CHECK_MPI(MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm));
+        continue;
+      }
+      MPI_Request req;  // in place, as the trainer sums its gradient buckets
+      HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, out.data(), n, MPI_FLOAT, MPI_SUM, comm, &req));
+      for (int done = 0; !done;) HPDL_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    }
     double t = (MPI_Wtime() - t0) / double(reps), slowest = 0;
     HPDL_CHECK_MPI(MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
     samples.push_back({bytes, slowest, reps});
@@ -241,9 +251,16 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
       if (sub != MPI_COMM_NULL) {
         MPI_Comm dup;  // a new communicator takes the forced algorithm
         HPDL_CHECK_MPI(MPI_Comm_dup(sub, &dup));
-        curve.samples = allreduce_sweep(dup, o);
+        curve.samples = allreduce_sweep(dup, o, false);
         HPDL_CHECK_MPI(MPI_Comm_free(&dup));
       }
+      quiet_barrier(world);
+      c.allreduce.push_back(std::move(curve));
+    }
+    {
+      WatchdogScope guard(watchdog, "calibrate: iallreduce", k * 100 + 99);
+      AllreduceCurve curve{-1, "iallreduce", k, {}};
+      if (sub != MPI_COMM_NULL) curve.samples = allreduce_sweep(sub, o, true);
       quiet_barrier(world);
       c.allreduce.push_back(std::move(curve));
     }

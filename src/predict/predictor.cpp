@@ -61,6 +61,12 @@ double number(const std::map<std::string, std::string>& row, const std::string& 
   }
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 double mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
@@ -88,8 +94,12 @@ NetworkModel read_network(const std::string& path) {
   n.inter_latency_s = median(lat_inter), n.inter_bandwidth_Bps = median(bw_inter);
   n.intra_latency_s = median(lat_intra), n.intra_bandwidth_Bps = median(bw_intra);
   n.reduce_Bps = median(j.at("reduce_Bps_per_core").get<std::vector<double>>());
+  // The trainer's buckets are MPI_Iallreduce polled with MPI_Test: their curve when
+  // calibrated (hpdl calibrate measures it), else the blocking default's.
+  bool nonblocking = false;
+  for (const auto& a : j.at("allreduce")) nonblocking |= a.at("algorithm") == "iallreduce";
   for (const auto& a : j.at("allreduce")) {
-    if (a.at("algorithm") != "default") continue;
+    if (a.at("algorithm") != (nonblocking ? "iallreduce" : "default")) continue;
     NetworkModel::Curve c;
     c.ranks = a.at("ranks");
     for (const auto& s : a.at("samples")) c.samples.push_back({s.at("bytes"), s.at("seconds")});
@@ -117,19 +127,22 @@ StepProfile read_profile(const std::string& dir) {
   const std::string lpath = dir + "/layers.csv", spath = dir + "/steps.csv";
   for (const auto& row : read_csv(lpath)) {
     p.layers.push_back(row.at("layer"));
-    p.forward_s.push_back(number(row, "forward_mean_us", lpath) * 1e-6);
-    p.backward_s.push_back(number(row, "backward_mean_us", lpath) * 1e-6);
+    // Medians: a step predicted is a typical step; the spread enters as stragglers.
+    p.forward_s.push_back(number(row, "forward_p50_us", lpath) * 1e-6);
+    p.backward_s.push_back(number(row, "backward_p50_us", lpath) * 1e-6);
   }
-  std::vector<double> data, loss, update;
+  std::vector<double> data, loss, update, other;
   for (const auto& row : read_csv(spath)) {
     const double wall = number(row, "wall_us", spath), comm = number(row, "comm_us", spath);
     p.compute_s.push_back((wall - comm) * 1e-6);
+    other.push_back(number(row, "unattributed_us", spath) * 1e-6);
     data.push_back(number(row, "data_us", spath) * 1e-6);
     loss.push_back(number(row, "loss_us", spath) * 1e-6);
     update.push_back(number(row, "update_us", spath) * 1e-6);
   }
   if (p.compute_s.empty()) throw Error(spath + ": no recorded step");
-  p.data_s = mean(data), p.loss_s = mean(loss), p.update_s = mean(update);
+  p.data_s = median(data), p.loss_s = median(loss), p.update_s = median(update);
+  p.other_s = median(other);
   // The trainer's own bucket layout, from the model the config builds.
   const auto model = build_model(cfg.model, p.local_batch, "reference");
   const std::vector<Range> ranges = model->layer_ranges();
@@ -153,7 +166,16 @@ AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks, 
   for (const auto& curve : net.measured) {
     if (curve.ranks != ranks) continue;
     const auto& s = curve.samples;
-    if (bytes < s.front().first || bytes > s.back().first) break;
+    if (bytes < s.front().first) break;
+    if (bytes > s.back().first && s.size() >= 2) {
+      // Beyond the largest size calibrated (skipped for time): the last measured segment's
+      // rate, which holds the algorithm's real bytes per rank and link efficiency.
+      const auto& [b0, t0] = s[s.size() - 2];
+      const auto& [b1, t1] = s.back();
+      const double per_byte = std::max((t1 - t0) / double(b1 - b0), 0.0);
+      return {t1 + per_byte * double(bytes - b1), 2 * (ranks - 1), "measured, extrapolated"};
+    }
+    if (bytes > s.back().first) break;
     for (size_t i = 0; i + 1 < s.size(); ++i) {
       if (bytes > s[i + 1].first) continue;
       // log-log interpolation between the two measured sizes around `bytes`
@@ -200,7 +222,7 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   const double scale = local / double(p.local_batch);
   double forward = 0, backward = 0;
   for (size_t i = 0; i < p.layers.size(); ++i) forward += p.forward_s[i], backward += p.backward_s[i];
-  r.compute_s = (p.data_s + forward + p.loss_s + backward) * scale + p.update_s;
+  r.compute_s = (p.data_s + forward + p.loss_s + backward) * scale + p.update_s + p.other_s;
   const int on_host = std::min(ranks, o.ranks_per_host);
   if (o.cores_per_host > 0 && on_host * p.threads > o.cores_per_host) {
     r.oversubscribed = true;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # hpdl calibrate on the emulated 4-host cluster at 100 Mbit (one rank per host): network.json
 # holds every host pair with a bandwidth near the links' rate, allreduce curves for 2 and 4
-# ranks for every coll_tuned algorithm and the default, RMA get/accumulate; nothing is
+# ranks for every coll_tuned algorithm, the default and MPI_Iallreduce, RMA get/accumulate; nothing is
 # flagged. Then host 3's link is slowed to 10 Mbit (a bad cable): calibrate names host 3
 # and, with --strict, exits 3. Also 2 ranks on one host (shared memory, no slow flags).
 # Usage: netns_calibrate.sh SOURCE_DIR HPDL WORK_DIR
@@ -41,7 +41,7 @@ for p in p2p:
     assert t[-1] > t[0], t  # larger messages take longer
 assert j["allreduce_algorithms_forced"], "coll_tuned algorithms could not be forced"
 curves = {(a["algorithm"], a["ranks"]) for a in j["allreduce"]}
-for alg in ["default", "basic_linear", "nonoverlapping", "recursive_doubling", "ring", "segmented_ring", "rabenseifner"]:
+for alg in ["iallreduce", "default", "basic_linear", "nonoverlapping", "recursive_doubling", "ring", "segmented_ring", "rabenseifner"]:
     for r in (2, 4):
         assert (alg, r) in curves, (alg, r)
 assert all(len(a["samples"]) >= 3 for a in j["allreduce"]), j["allreduce"]

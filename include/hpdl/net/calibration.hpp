@@ -2,7 +2,8 @@
 // predictor needs: one-way point-to-point time per host pair (ping-pong, 8 B up to
 // max_bytes; latency and bandwidth, within and between hosts), allreduce time per message
 // size, rank count and OpenMPI allreduce algorithm (forced through the coll_tuned MCA
-// variables) and for the library's own choice, RMA get/accumulate time, and the reduction
+// variables), for the library's own choice, and for MPI_Iallreduce polled with MPI_Test
+// (what the trainer's buckets do), RMA get/accumulate time, and the reduction
 // throughput of one core. Sizes grow by 8x; a size whose estimated time exceeds budget_s is
 // not measured (the fits need only the sizes below it), so a slow link stays quick to
 // calibrate. These are the only MPI calls outside comm/ besides the RMA shards: measuring
@@ -54,7 +55,9 @@ struct PairResult {
   bool slow = false;  // far slower than the median of its kind
 };
 struct AllreduceCurve {
-  int algorithm = 0;  // OpenMPI coll_tuned id; 0 = the library's own choice
+  // OpenMPI coll_tuned id; 0 = the library's own choice; -1 = "iallreduce": MPI_Iallreduce
+  // polled with MPI_Test, as the trainer's gradient buckets (libnbc's algorithm)
+  int algorithm = 0;
   std::string name;
   int ranks = 0;
   std::vector<Sample> samples;  // time of the slowest rank

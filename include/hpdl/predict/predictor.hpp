@@ -1,12 +1,14 @@
 // `hpdl predict`: step time of synchronous training at N ranks from a profiled run at a few
 // ranks and a network calibration (network.json of `hpdl calibrate`). A step at N ranks is
-//   compute  the profiled per-layer forward/backward, data, loss and update times, the
+//   compute  the profiled per-layer forward/backward, data, loss, update and unattributed
+//            times (medians), the
 //            batch-proportional parts scaled to the local batch B/N (global batch fixed,
 //            strong scaling), times the expected slowest of N ranks drawn from the profiled
 //            per-step distribution (stragglers), times the core sharing where ranks x threads
 //            exceed a host's cores;
 //   comm     the allreduce of each gradient bucket (the trainer's own bucket layout) at its
-//            size and N, from the calibrated "default" curve where it was measured, else the
+//            size and N, from the calibrated "iallreduce" curve (MPI_Iallreduce polled, as the
+//            trainer does; "default" in older files) where it was measured, else the
 //            cheapest of recursive doubling, ring and Rabenseifner in the alpha-beta-gamma
 //            model with the calibrated inter-host latency, bandwidth and reduction rate;
 //   overlap  a bucket starts when its layers' backward is done, but OpenMPI has no progress
@@ -30,6 +32,7 @@ struct StepProfile {
   std::vector<std::string> layers;  // forward order
   std::vector<double> forward_s, backward_s;  // mean per layer, at local_batch
   double data_s = 0, loss_s = 0, update_s = 0;
+  double other_s = 0;                // the step's time outside every recorded part (median)
   std::vector<double> compute_s;     // per recorded (rank, step): wall minus communication
   std::vector<int64_t> bucket_bytes;  // in the order they start (last layers first)
   std::vector<int> bucket_last_layer;  // the layer whose backward completes each bucket
