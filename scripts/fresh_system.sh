@@ -156,6 +156,9 @@ mkdir -p "$root/work/hpdl"
 git archive --format=tar HEAD | tar -C "$root/work/hpdl" -xf -
 cp -a ../shared "$root/work/shared"
 
+# The root is a mount point, as / is on a real machine (`ip netns exec` remounts / as a
+# slave in its own mount namespace and fails on a plain directory).
+mount --bind "$root" "$root"
 # Downloaded packages persist between runs; the kernel's file systems are bound in.
 mkdir -p "$root/var/cache/apt/archives"
 mount --bind "$cache/debs" "$root/var/cache/apt/archives"
