@@ -11,6 +11,7 @@ set -eu
 mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
 out=$fx/outputs/ckpt
 expect="bash $(dirname "$0")/expect_error.sh"
+source "$(dirname "$0")/interrupt.sh"
 rm -rf "$out"
 mkdir -p "$out"
 args=("$fx/tiny.toml" --set "run.output_dir=\"$out\"" --set train.epochs=300)
@@ -21,14 +22,8 @@ params_equal() {  # model.h5 of two run directories, bitwise
 $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=full >/dev/null
 
 # Interrupt with SIGUSR1 once the first periodic checkpoint exists.
-$mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=cut --set checkpoint.every_steps=40 \
-  >"$out/cut.log" 2>&1 &
-pid=$!
-for _ in $(seq 3000); do [ -f "$out/cut/checkpoint.h5" ] && break; sleep 0.01; done
-
-kill -USR1 $pid
-rc=0; wait $pid || rc=$?
-[ "$rc" -eq 75 ] || { echo "FAIL: interrupted run exited $rc, expected 75"; cat "$out/cut.log"; exit 1; }
+interrupt_at_checkpoint "$out/cut/checkpoint.h5" "$out/cut.log" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=cut --set checkpoint.every_steps=40
 grep -q '"status": "interrupted"' "$out/cut/manifest.json"
 grep -q '"stopped_by": "SIGUSR1"' "$out/cut/manifest.json"
 grep -q "stopped by SIGUSR1 after step" "$out/cut/log.txt"

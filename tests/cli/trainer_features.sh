@@ -15,6 +15,7 @@ set -eu
 mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
 out=$fx/outputs/features
 expect="bash $(dirname "$0")/expect_error.sh"
+source "$(dirname "$0")/interrupt.sh"
 rm -rf "$out"
 mkdir -p "$out"
 common=(--set "run.output_dir=\"$out\"" --set data.validation_fraction=0.25
@@ -71,13 +72,8 @@ echo "patience 1: stopped early"
 args=("$fx/tiny.toml" "${common[@]}" --set optimizer.decay_epochs=1 --set optimizer.decay_factor=0.9
       --set train.epochs=150)
 $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=full >/dev/null
-$mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=cut --set checkpoint.every_steps=100 \
-  >"$out/cut.log" 2>&1 &
-pid=$!
-for _ in $(seq 3000); do [ -f "$out/cut/checkpoint.prev.h5" ] && break; sleep 0.01; done
-kill -USR1 $pid
-rc=0; wait $pid || rc=$?
-[ "$rc" -eq 75 ] || { echo "FAIL: interrupted run exited $rc, expected 75"; cat "$out/cut.log"; exit 1; }
+interrupt_at_checkpoint "$out/cut/checkpoint.prev.h5" "$out/cut.log" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=cut --set checkpoint.every_steps=100
 cp "$out/cut/checkpoint.h5" "$out/interrupted_checkpoint.h5"  # for hpdl eval below
 $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=cut --set checkpoint.every_steps=100 --resume >/dev/null
 grep -q "resumed from .*checkpoint.h5: epoch" "$out/cut/log.txt"

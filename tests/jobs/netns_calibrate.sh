@@ -6,14 +6,9 @@
 # and, with --strict, exits 3. Also 2 ranks on one host (shared memory, no slow flags).
 # Usage: netns_calibrate.sh SOURCE_DIR HPDL WORK_DIR
 set -eu
-src=$1 hpdl=$2 work=$3
-cluster="bash $src/scripts/netns_cluster.sh"
-export HPDL_NETNS_STATE=$work/state
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-if ! ip netns add hpdl-probe 2>/dev/null; then echo "SKIP: cannot create network namespaces here"; exit 77; fi
-ip netns del hpdl-probe
-rm -rf "$work" && mkdir -p "$work" && cd "$work"
-trap '$cluster down >/dev/null 2>&1 || true' EXIT
+src=$1 hpdl=$2
+source "$(dirname "$0")/netns_lib.sh"
+netns_test_setup "$3"
 py=/usr/bin/python3
 
 $cluster up 4 --rate 100mbit

@@ -6,15 +6,10 @@
 # jobs/pi_cluster.sh runs on the cluster's multi-host hostfile.
 # Usage: netns_cluster.sh SOURCE_DIR HPDL FIXTURES WORK_DIR
 set -eu
-src=$1 hpdl=$2 fx=$3 work=$4
-cluster="bash $src/scripts/netns_cluster.sh"
-export HPDL_NETNS_STATE=$work/state
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-if ! ip netns add hpdl-probe 2>/dev/null; then echo "SKIP: cannot create network namespaces here"; exit 77; fi
-ip netns del hpdl-probe
-rm -rf "$work" && mkdir -p "$work" && cd "$work"
+src=$1 hpdl=$2 fx=$3
+source "$(dirname "$0")/netns_lib.sh"
+netns_test_setup "$4"
 links_before=$(ip -o link show | awk -F': ' '{print $2}' | sort)
-trap '$cluster down >/dev/null 2>&1 || true' EXIT
 
 # A failed start leaves nothing behind; bad arguments are refused.
 if $cluster up 2 --rate nonsense >start.log 2>&1; then echo "FAIL: a bad rate was accepted"; exit 1; fi

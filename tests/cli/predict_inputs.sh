@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# hpdl predict end to end on one host: calibrate 2 ranks, profile the tiny model, predict
+# 1..64 ranks (table and files written); and its refusals, one line each: a run directory
+# that is missing or was not profiled, a file that is no network.json, a parameter-server
+# run, a rank count below 1.
+# Usage: predict_inputs.sh MPIRUN HPDL FIXTURES
+set -eu
+mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+out=$fx/outputs/predict
+expect="bash $(dirname "$0")/expect_error.sh"
+rm -rf "$out" && mkdir -p "$out"
+run=(--set "run.output_dir=\"$out\"" --set train.epochs=2)
+prof=(--set profile.enabled=true --set profile.skip=1 --set profile.active=20)
+$mpirun -np 2 "$hpdl" calibrate --out "$out/net.json" --max-bytes 65536 --budget-s 0.1 >/dev/null
+$mpirun -np 1 "$hpdl" train "$fx/tiny.toml" "${run[@]}" "${prof[@]}" --set run.name=profiled >/dev/null
+"$hpdl" predict "$out/profiled" --network "$out/net.json" --ranks 1,2,4,64 >"$out/predict.txt"
+grep -q "^ *64 " "$out/predict.txt" && grep -q "bottleneck" "$out/predict.txt"
+for f in prediction.csv prediction.svg predicted_trace.json; do [ -s "$out/profiled/predict/$f" ]; done
+echo "predicted 1, 2, 4, 64 ranks"
+
+$mpirun -np 1 "$hpdl" train "$fx/tiny.toml" "${run[@]}" --set run.name=plain >/dev/null
+$mpirun -np 2 "$hpdl" train "$fx/tiny.toml" "${run[@]}" "${prof[@]}" --set run.name=ps \
+  --set distributed.mode=downpour --set optimizer.name=sgd >/dev/null
+$expect "nope/manifest.json: cannot be read" "$hpdl" predict "$out/nope" --network "$out/net.json"
+$expect "plain/layers.csv: cannot be read \(was the run profiled" "$hpdl" predict "$out/plain" --network "$out/net.json"
+$expect "profiled/manifest.json: not a network.json of hpdl calibrate" \
+  "$hpdl" predict "$out/profiled" --network "$out/profiled/manifest.json"
+$expect "a downpour run; hpdl predict models synchronous training only" \
+  "$hpdl" predict "$out/ps" --network "$out/net.json"
+$expect "--ranks: 0 is not a rank count" "$hpdl" predict "$out/profiled" --network "$out/net.json" --ranks 1,0
+echo "PASS"
