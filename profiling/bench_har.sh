@@ -3,15 +3,16 @@
 # in one run on the UCI HAR data (data/uci-har-subset.h5, made by scripts/setup.sh): same
 # architecture, batch 100, Adam, L2, clipping, same total thread count. hpdl's time is the
 # mean of epochs 2..E from metrics.csv; PyTorch's the mean of E epochs after a warm-up.
-# Usage: profiling/bench_har.sh [EPOCHS]   (default 3)
+# Usage: [HPDL=other/hpdl] profiling/bench_har.sh [EPOCHS]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
 source profiling/peer_env.sh
+hpdl=${HPDL:-build/hpdl}  # HPDL=path/to/other/hpdl measures another build (before/after)
 
 hpdl_epoch_s() {  # preset hidden ranks
   local np=$3
-  mpirun -np "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS=$((cores / np)) build/hpdl train \
+  mpirun -np "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS=$((cores / np)) "$hpdl" train \
     "inputs/$1.toml" --set model.layers.1.hidden="$2" --set train.epochs="$epochs" \
     --set data.test_file='""' --set run.name=bench --set run.output_dir="\"$out\"" \
     --set train.progress=false --overwrite >/dev/null

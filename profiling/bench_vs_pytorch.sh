@@ -3,16 +3,17 @@
 # model, data (the Fashion-MNIST HDF5 files), batch, optimizer and total thread count.
 # Rounds alternate between the two so machine noise hits both; the table shows medians.
 # PyTorch is Debian's python3-torch with Debian's OpenBLAS (libopenblas0-openmp) preloaded.
-# Usage: profiling/bench_vs_pytorch.sh [ROUNDS]   (default 3)
+# Usage: [HPDL=other/hpdl] profiling/bench_vs_pytorch.sh [ROUNDS]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 source profiling/peer_env.sh
+hpdl=${HPDL:-build/hpdl}  # HPDL=path/to/other/hpdl measures another build (before/after)
 
 # hpdl samples/s over STEPS steps (the rate of the last epoch row in metrics.csv).
 hpdl_rate() {  # ranks config steps
   local np=$1 cfg=$2 steps=$3
-  mpirun -np "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS=$((cores / np)) build/hpdl train "$cfg" \
+  mpirun -np "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS=$((cores / np)) "$hpdl" train "$cfg" \
     --set train.max_steps="$steps" --set data.test_file='""' --set run.name=bench \
     --set run.output_dir="\"$out\"" --set train.progress=false --overwrite >/dev/null
   tail -1 "$out/bench/metrics.csv" | cut -d, -f7

@@ -38,7 +38,7 @@ declare -A may=(
   [net]="core comm"
   [predict]="core config dist nn builder"
   [builder]="core config nn"
-  [train]="core comm config data dist nn optim profile"
+  [train]="core comm config data dist kernels nn optim profile"
   [run]="core comm config data dist nn optim profile builder train net predict"
 )
 parser_ok=" config builder train run predict "

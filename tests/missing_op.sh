@@ -20,7 +20,7 @@ struct NewBackend final : KernelFactory {
   std::unique_ptr<DropoutKernel> dropout(const DropoutDims&) override { return nullptr; }
   std::unique_ptr<LstmCellKernel> lstm_cell(const LstmCellDims&) override { return nullptr; }
   VectorOps& ops() override { throw 0; }
-  Timeline& timeline() override { throw 0; }
+  Device& device() override { throw 0; }
 };
 // Vector operations without dcasgd.
 struct NewOps final : VectorOps {

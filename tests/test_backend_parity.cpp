@@ -1,8 +1,8 @@
 // Parity of the vector operations, the loss and dropout: the CPU backend (OpenMP SIMD)
 // against the reference backend (plain loops), operation by operation, below and above
-// the size where threads start. Element-wise results must match bit for bit (both are built without fused
-// multiply-add, which the parameter server's bitwise tests rely on); sum_squares only to
-// its summation order. One known value per operation pins the reference itself.
+// the size where threads start. Element-wise results must match bit for bit (both are built without
+// fused multiply-add, which the parameter server's bitwise tests rely on); sum_squares only to its
+// summation order. One known value per operation pins the reference itself.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -49,9 +49,8 @@ void expect_same(VectorOps& a, VectorOps& b, std::vector<std::vector<float>> buf
 }
 
 TEST_P(VectorOpsParity, Axpy) {
-  expect_same(*ref, *cpu, {random(n, 1), random(n, 2)}, [&](VectorOps& o, auto& b) {
-    o.axpy(n, 0.37f, b[0].data(), b[1].data());
-  });
+  expect_same(*ref, *cpu, {random(n, 1), random(n, 2)},
+              [&](VectorOps& o, auto& b) { o.axpy(n, 0.37f, b[0].data(), b[1].data()); });
 }
 
 TEST_P(VectorOpsParity, ScaledCopyAndScale) {
@@ -120,8 +119,10 @@ TEST_P(LossDropoutParity, SoftmaxXentForwardBackward) {
   for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 37) % cols);
   std::vector<float> pr(n), pc(n), dr(n), dc(n);
   const int64_t valid = rows - 1;  // the last row is padding
-  const double lr = ref->softmax_xent(rows, cols)->forward(logits.data(), labels.data(), valid, pr.data());
-  const double lc = cpu->softmax_xent(rows, cols)->forward(logits.data(), labels.data(), valid, pc.data());
+  const double lr =
+      ref->softmax_xent(rows, cols)->forward(logits.data(), labels.data(), valid, pr.data());
+  const double lc =
+      cpu->softmax_xent(rows, cols)->forward(logits.data(), labels.data(), valid, pc.data());
   EXPECT_NEAR(lc, lr, 1e-12 * lr);  // the sum over rows may be ordered differently
   EXPECT_EQ(pr, pc);
   ref->softmax_xent(rows, cols)->backward(pr.data(), labels.data(), 0.25f, dr.data());
@@ -183,7 +184,34 @@ TEST_P(LossDropoutParity, ScalarNormForwardBackward) {
   }
   for (size_t k = 0; k < 4; ++k) EXPECT_EQ(out[0][k], out[1][k]) << "output " << k;
   // The scalar gradients are sums over samples: equal up to their summation order.
-  for (int j = 0; j < 2; ++j) EXPECT_NEAR(out[1][4][j], out[0][4][j], 1e-4 * (1 + std::abs(out[0][4][j])));
+  for (int j = 0; j < 2; ++j)
+    EXPECT_NEAR(out[1][4][j], out[0][4][j], 1e-4 * (1 + std::abs(out[0][4][j])));
+}
+
+// oneDNN's batch-norm primitive against the reference loops: rows samples of 3 channels x 100
+// positions; training forward (output, batch and running statistics), inference, backward.
+TEST_P(LossDropoutParity, BatchNormForwardBackward) {
+  const BatchNormDims d{rows, 3, 100, 1e-5f, 0.1f};
+  const int64_t n = rows * 3 * 100;
+  const auto x = random(n, 51), dy = random(n, 52);
+  const std::vector<float> gamma = {1.3f, 0.7f, -0.4f}, beta = {-0.2f, 0.1f, 0.0f};
+  std::vector<std::vector<float>> out[2];
+  KernelFactory* backends[2] = {ref.get(), cpu.get()};
+  for (int b = 0; b < 2; ++b) {
+    auto bn = backends[b]->batch_norm(d);
+    std::vector<float> mean(3), var(3), rm = {0.5f, 0, 0}, rv = {1, 2, 1}, y(n), yi(n), dx(n);
+    std::vector<float> dgamma = {0.5f, 0, 0}, dbeta = {0, 0.25f, 0};  // backward adds
+    bn->forward_training(x.data(), gamma.data(), beta.data(), mean.data(), var.data(), rm.data(),
+                         rv.data(), y.data());
+    bn->forward_inference(x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), yi.data());
+    bn->backward(x.data(), dy.data(), gamma.data(), mean.data(), var.data(), dx.data(),
+                 dgamma.data(), dbeta.data());
+    out[b] = {y, mean, var, rm, rv, yi, dx, dgamma, dbeta};
+  }
+  for (size_t k = 0; k < out[0].size(); ++k)
+    for (size_t i = 0; i < out[0][k].size(); ++i)
+      ASSERT_NEAR(out[1][k][i], out[0][k][i], 2e-4 * (1 + std::abs(out[0][k][i])))
+          << "output " << k << " [" << i << "]";
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, LossDropoutParity, ::testing::Values(int64_t{7}, int64_t{300}));

@@ -7,6 +7,7 @@
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/rng.hpp"
+#include "hpdl/nn/batch_norm.hpp"
 #include "hpdl/nn/branches.hpp"
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/loss.hpp"
@@ -226,6 +227,51 @@ TEST_P(LayerTest, ScalarNormGradient) {
       GetParam(), [] { return std::make_unique<ScalarNorm>(); }, Shape{{3, 4, 5}});
 }
 
+// Training mode (batch statistics); after a dense layer [N, C] and a convolution [N, C, H, W].
+TEST_P(LayerTest, BatchNormGradient) {
+  auto make = [] { return std::make_unique<BatchNorm>(1e-5f, 0.1f); };
+  gradient_check(GetParam(), make, Shape{{5, 3}}, true);
+  gradient_check(GetParam(), make, Shape{{2, 3, 2, 3}}, true);
+}
+
+// Inference uses the running statistics, which training moved towards the batch's: after
+// one training pass from (0, 1) with momentum 1 they are the batch's own (variance
+// unbiased), so inference on the same batch reproduces training up to M/(M-1).
+TEST_P(LayerTest, BatchNormRunningStatisticsServeInference) {
+  BatchNorm bn(0.0f, 1.0f);
+  bn.set_name("bn");
+  const Shape in{{4, 2, 1, 3}};
+  bn.setup(in);
+  std::vector<float> params = {1, 1, 0, 0, 0, 0, 1, 1}, grads(8, 0.0f);  // scale shift mean var
+  std::vector<std::span<float>> p, g;
+  for (int k = 0; k < 4; ++k) p.emplace_back(params.data() + 2 * k, 2), g.emplace_back(grads.data() + 2 * k, 2);
+  auto kernels = make_kernel_factory(GetParam());
+  bn.bind(p, g, *kernels);
+  const auto x = random_vec(in.numel(), 9);
+  std::vector<float> y_train(in.numel()), y_infer(in.numel());
+  bn.forward(x.data(), y_train.data(), Pass{true});
+  for (int c = 0; c < 2; ++c) {
+    double sum = 0, sq = 0;
+    for (int n = 0; n < 4; ++n)
+      for (int s = 0; s < 3; ++s) sum += x[(n * 2 + c) * 3 + s];
+    const double mean = sum / 12;
+    for (int n = 0; n < 4; ++n)
+      for (int s = 0; s < 3; ++s) sq += std::pow(x[(n * 2 + c) * 3 + s] - mean, 2);
+    EXPECT_NEAR(params[4 + c], mean, 1e-5) << "running mean " << c;
+    EXPECT_NEAR(params[6 + c], sq / 11, 1e-5) << "running variance (unbiased) " << c;
+  }
+  bn.forward(x.data(), y_infer.data(), Pass{false});
+  for (int64_t i = 0; i < in.numel(); ++i)
+    EXPECT_NEAR(y_infer[i], y_train[i] * std::sqrt(11.0 / 12.0), 1e-4) << i;
+  EXPECT_EQ(grads, std::vector<float>(8, 0.0f));  // forward never writes gradients
+}
+
+TEST(BatchNorm, RefusesSequences) {
+  BatchNorm bn(1e-5f, 0.1f);
+  bn.set_name("bn1");
+  EXPECT_THROW(bn.setup(Shape{{2, 5, 3}}), Error);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, LayerTest, ::testing::Values("reference", "onednn"));
 
 TEST(Dropout, MaskDependsOnSampleIdNotPosition) {
@@ -267,8 +313,9 @@ TEST(Loss, SoftmaxCrossEntropyGradientAndValue) {
 void expect_backends_agree(Model& ref, Model& dnn, uint64_t seed, double out_tol) {
   ASSERT_EQ(ref.num_params(), dnn.num_params());
   const auto x = random_vec(ref.input_shape().numel(), seed);
-  std::copy(x.begin(), x.end(), ref.input());
-  std::copy(x.begin(), x.end(), dnn.input());
+  std::copy(x.begin(), x.end(), ref.input_host());
+  std::copy(x.begin(), x.end(), dnn.input_host());
+  ref.upload_input(), dnn.upload_input();
   ref.forward(Pass{});
   dnn.forward(Pass{});
   const int64_t n_out = ref.output_shape().numel();
@@ -333,9 +380,10 @@ TEST(Lstm, ReverseEqualsForwardOnReversedInputAndForgetBiasInit) {
     for (int n = 0; n < 2; ++n)
       for (int t = 0; t < 5; ++t)
         for (int c = 0; c < 4; ++c) {
-          fwd->input()[(n * 5 + t) * 4 + c] = x[(n * 5 + (4 - t)) * 4 + c];
-          rev->input()[(n * 5 + t) * 4 + c] = x[(n * 5 + t) * 4 + c];
+          fwd->input_host()[(n * 5 + t) * 4 + c] = x[(n * 5 + (4 - t)) * 4 + c];
+          rev->input_host()[(n * 5 + t) * 4 + c] = x[(n * 5 + t) * 4 + c];
         }
+    fwd->upload_input(), rev->upload_input();
     fwd->forward(Pass{});
     rev->forward(Pass{});
     for (int n = 0; n < 2; ++n)
@@ -377,7 +425,8 @@ TEST(Contract, BackwardAccumulatesParameterGradients) {
     Model m(std::move(ls), Shape{{2, 1, 5, 5}}, make_kernel_factory(backend));
     m.init_params(1);
     const auto x = random_vec(m.input_shape().numel(), 4);
-    std::copy(x.begin(), x.end(), m.input());
+    std::copy(x.begin(), x.end(), m.input_host());
+    m.upload_input();
     m.forward(Pass{});
     for (int64_t i = 0; i < m.output_shape().numel(); ++i) m.output_grad()[i] = 0.1f * (i % 5);
     m.zero_grads();

@@ -1,18 +1,19 @@
 // Metrics (accuracy, weighted F1) and the optimizer math on the flat buffers.
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include <algorithm>
+#include <cmath>
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/fast_math.hpp"
 #include "hpdl/data/dataset.hpp"
+#include "hpdl/nn/layers.hpp"
 #include "hpdl/optim/lr_schedule.hpp"
 #include "hpdl/optim/optimizer.hpp"
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/train/metrics.hpp"
 #include "hpdl/train/model_selection.hpp"
+#include "hpdl/train/ps_checkpoint.hpp"
 
 using namespace hpdl;
 
@@ -148,8 +149,8 @@ TEST(LrSchedule, StepDecaysEveryNEpochs) {
   o.decay_epochs = 2, o.decay_factor = 0.5;
   const LrSchedule s(o, epochs(10), 10);  // 10 steps an epoch
   EXPECT_DOUBLE_EQ(s.at(0), 1.0);
-  EXPECT_DOUBLE_EQ(s.at(19), 1.0);   // last step of epoch 2
-  EXPECT_DOUBLE_EQ(s.at(20), 0.5);   // first of epoch 3
+  EXPECT_DOUBLE_EQ(s.at(19), 1.0);  // last step of epoch 2
+  EXPECT_DOUBLE_EQ(s.at(20), 0.5);  // first of epoch 3
   EXPECT_DOUBLE_EQ(s.at(39), 0.5);
   EXPECT_DOUBLE_EQ(s.at(40), 0.25);
 }
@@ -218,39 +219,52 @@ EpochStats validated(int64_t epoch, double loss, double acc) {
 }
 }  // namespace
 
+// A model with two parameters (dense 1 -> 1), both set to `value`.
+std::unique_ptr<Model> two_param_model() {
+  std::vector<std::unique_ptr<Layer>> layers;
+  layers.push_back(std::make_unique<Dense>(1, Init::kZeros));
+  layers.back()->set_name("d");
+  return std::make_unique<Model>(std::move(layers), Shape{{1, 1}}, make_reference_kernels());
+}
+void set_params(Model& m, float value) {
+  const std::vector<float> v(static_cast<size_t>(m.num_params()), value);
+  m.params_from_host(v);
+}
+
 TEST(ModelSelection, KeepBestPicksTheBestEpochAndPatienceStops) {
   TrainConfig t;
   t.keep = "best", t.patience = 2;
-  ModelSelector sel(t, 1);
-  std::vector<float> w(1);
+  auto m = two_param_model();
+  ModelSelector sel(t, m->num_params());
   const double losses[] = {1.0, 0.5, 0.7, 0.5, 0.4};
   bool stop = false;
   int64_t e = 0;
   for (; e < 5 && !stop; ++e) {
-    w[0] = float(e + 1);
-    stop = sel.observe(validated(e + 1, losses[e], 0), w);
+    set_params(*m, float(e + 1));
+    stop = sel.observe(validated(e + 1, losses[e], 0), *m);
   }
   EXPECT_TRUE(stop);
   EXPECT_EQ(e, 4);  // epochs 3 and 4 did not beat epoch 2 (a tie keeps the earlier epoch)
-  EXPECT_EQ(sel.choose(w, 4), 2);
-  EXPECT_EQ(w[0], 2.0f);  // epoch 2's parameters
+  EXPECT_EQ(sel.choose(*m, 4), 2);
+  EXPECT_EQ(m->params_to_host(), std::vector<float>(2, 2.0f));  // epoch 2's parameters
 }
 
 TEST(ModelSelection, AccuracyIsMaximisedAndLastKeepsTheLastModel) {
   TrainConfig t;
   t.keep = "best", t.keep_metric = "val_accuracy";
-  ModelSelector best(t, 1);
-  std::vector<float> w(1);
+  auto m = two_param_model();
+  ModelSelector best(t, m->num_params());
   const std::vector<EpochStats> h = {validated(1, 0.3, 0.8), validated(2, 0.2, 0.9),
                                      validated(3, 0.1, 0.85)};
-  for (const auto& st : h) w[0] = float(st.epoch), best.observe(st, w);
+  for (const auto& st : h) set_params(*m, float(st.epoch)), best.observe(st, *m);
   EXPECT_EQ(best.best_epoch(h), 2);
-  EXPECT_EQ(best.choose(w, 3), 2);
+  EXPECT_EQ(best.choose(*m, 3), 2);
+  EXPECT_EQ(m->params_to_host(), std::vector<float>(2, 2.0f));
   TrainConfig last;
-  ModelSelector keep_last(last, 1);
-  for (const auto& st : h) w[0] = float(st.epoch), keep_last.observe(st, w);
-  EXPECT_EQ(keep_last.choose(w, 3), 3);
-  EXPECT_EQ(w[0], 3.0f);
+  ModelSelector keep_last(last, m->num_params());
+  for (const auto& st : h) set_params(*m, float(st.epoch)), keep_last.observe(st, *m);
+  EXPECT_EQ(keep_last.choose(*m, 3), 3);
+  EXPECT_EQ(m->params_to_host(), std::vector<float>(2, 3.0f));
 }
 
 TEST(ValidationRows, DisjointCompleteAndChosenBySeed) {
@@ -269,4 +283,45 @@ TEST(ValidationRows, DisjointCompleteAndChosenBySeed) {
   EXPECT_NE(v, v3);
   EXPECT_THROW(validation_rows(100, 0.001, 7, &v, &t), Error);  // no validation row
   EXPECT_THROW(validation_rows(1, 0.9, 7, &v, &t), Error);      // no training row
+}
+
+// A parameter-server worker's state has one encoding: what restore_worker reads back from a
+// checkpoint is what the worker was, buffers included; anything missing is named.
+TEST(PsCheckpoint, WorkerStateRoundTripsAndMissingPartsAreNamed) {
+  WorkerState w;
+  w.epoch = 3, w.step_in_epoch = 5, w.step = 41, w.pushes_since_pull = 2;
+  w.pulled_versions = {7, 9};
+  w.epoch_loss = {1.5, 0.25, 0}, w.epoch_samples = {64, 64, 0}, w.epoch_steps = {2, 2, 1};
+  Checkpoint c;
+  c.extra["workers"].push_back(nlohmann::json(w));
+  c.buffers.push_back({"worker0.params", {1, 2, 3}});
+  c.buffers.push_back({"worker0.w_bak", {4, 5, 6}});
+  std::vector<float> params(3), bak(3), wrong(2);
+  const WorkerState back = restore_worker(
+      c, 0, {{"params", std::span<float>(params)}, {"w_bak", std::span<float>(bak)}});
+  EXPECT_EQ(nlohmann::json(back), nlohmann::json(w));
+  EXPECT_EQ(params, (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(bak, (std::vector<float>{4, 5, 6}));
+  auto message = [&](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(
+      message([&] { restore_worker(c, 1, {}); }).find("no state for parameter-server worker1"),
+      std::string::npos);
+  EXPECT_NE(message([&] {
+              restore_worker(c, 0, {{"mean_square", std::span<float>(params)}});
+            }).find("lacks worker0.mean_square"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              restore_worker(c, 0, {{"params", std::span<float>(wrong)}});
+            }).find("lacks worker0.params of 2 values"),
+            std::string::npos);
+  c.extra["workers"][0].erase("step");
+  EXPECT_NE(message([&] { restore_worker(c, 0, {}); }).find("state of worker0 is malformed"),
+            std::string::npos);
 }

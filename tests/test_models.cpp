@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/rng.hpp"
-#include "hpdl/builder/builder.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "tiny_models.hpp"
 
@@ -56,7 +56,8 @@ TEST_P(ModelGradient, TinyHar2x2) {
   const Pass pass{true, 9, 2, ids};
   SoftmaxCrossEntropy loss(model->kernels(), batch, cfg.model.classes);
   auto eval = [&] {
-    std::copy(x.begin(), x.end(), model->input());
+    std::copy(x.begin(), x.end(), model->input_host());
+    model->upload_input();
     model->forward(pass);
     return loss.forward(model->output(), labels, batch);
   };

@@ -25,6 +25,7 @@
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/train/trainer.hpp"
 #include "mpi_test_util.hpp"
+#include "staged_device.hpp"
 #include "tiny_models.hpp"
 
 using namespace hpdl;
@@ -206,10 +207,54 @@ TEST(GradientReducer, BucketsAreLayerAligned) {
   const Config cfg = load_config(prepare(world), {});
   auto model = build_model(cfg.model, 2, "reference");
   Watchdog watchdog(60, world.rank());
-  EXPECT_EQ(GradientReducer(world, model->grads(), model->layer_ranges(), 1, watchdog).num_buckets(), 3);  // conv, dense, dense
-  EXPECT_EQ(GradientReducer(world, model->grads(), model->layer_ranges(), int64_t{1} << 30, watchdog).num_buckets(), 1);
+  EXPECT_EQ(GradientReducer(world, model->device(), model->grads(), model->layer_ranges(), 1, watchdog).num_buckets(), 3);  // conv, dense, dense
+  EXPECT_EQ(GradientReducer(world, model->device(), model->grads(), model->layer_ranges(), int64_t{1} << 30, watchdog).num_buckets(), 1);
   // the last dense layer (68 floats) is below 100, so it shares a bucket with the one before
-  EXPECT_EQ(GradientReducer(world, model->grads(), model->layer_ranges(), 100, watchdog).num_buckets(), 2);
+  EXPECT_EQ(GradientReducer(world, model->device(), model->grads(), model->layer_ranges(), 100, watchdog).num_buckets(), 2);
+}
+
+// On a device the host cannot read, the reducer records an event per bucket, starts MPI on
+// a bucket only after its event completed (downloading just that bucket), keeps layout
+// order, and puts the sums back on the device.
+TEST(GradientReducer, StagesBucketsThroughTheHostAfterTheirEvents) {
+  Comm world(MPI_COMM_WORLD);
+  StagedDevice device(/*lag=*/3);
+  Watchdog watchdog(60, world.rank());
+  const std::vector<Range> layers = {{0, 4}, {4, 0}, {4, 4}, {8, 4}};  // layer 1: no params
+  Buffer grads(12, device);
+  std::vector<float> host(12);
+  for (int i = 0; i < 12; ++i) host[i] = float(world.rank() + 1 + i);
+  device.copy_from_host(grads.data(), host.data(), sizeof(float) * 12);
+  GradientReducer reducer(world, device, grads.span(), layers, 1, watchdog);
+  ASSERT_EQ(reducer.num_buckets(), 3);
+  for (int step = 0; step < 2; ++step) {
+    device.downloads = device.uploads = device.waits = device.records = 0;
+    reducer.layer_done(3);  // bucket 0's event is recorded but not complete yet
+    if (world.size() > 1) {
+      EXPECT_EQ(device.records, 1);
+      EXPECT_EQ(device.downloads, 0);  // so MPI has not touched it
+    }
+    reducer.layer_done(2);
+    reducer.layer_done(1);
+    reducer.layer_done(0);
+    reducer.finish(step);
+    if (world.size() == 1) {
+      EXPECT_EQ(device.downloads + device.uploads + device.records, 0);  // nothing to reduce
+      continue;
+    }
+    EXPECT_EQ(device.records, 3);
+    EXPECT_EQ(device.downloads, 3);  // one per bucket, never the whole buffer
+    EXPECT_EQ(device.uploads, 1);
+    EXPECT_GE(device.waits, 1);  // finish() waited for the events still running
+    std::vector<float> sum(12);
+    device.copy_to_host(sum.data(), grads.data(), sizeof(float) * 12);
+    const int n = world.size();
+    for (int i = 0; i < 12; ++i) {
+      // step 0 sums the ranks' values; step 1 sums n copies of that sum
+      const double once = n * (n + 1) / 2.0 + double(n) * i;
+      EXPECT_DOUBLE_EQ(sum[i], step == 0 ? once : n * once) << i;
+    }
+  }
 }
 
 }  // namespace

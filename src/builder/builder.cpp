@@ -8,6 +8,7 @@
 
 #include "hpdl/config/table_reader.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/nn/batch_norm.hpp"
 #include "hpdl/nn/branches.hpp"
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/recurrent.hpp"
@@ -90,9 +91,14 @@ std::unique_ptr<Layer> make_layer(const LayerConfig& lc, TableReader& r) {
     const double keep = r.get_double("keep", std::nullopt, 1e-6, 1.0);
     return std::make_unique<Dropout>(static_cast<float>(keep));
   }
+  if (t == "batch_norm") {
+    const double eps = r.get_double("eps", 1e-5, 1e-12, 1.0);
+    const double momentum = r.get_double("momentum", 0.1, 0.0, 1.0);
+    return std::make_unique<BatchNorm>(static_cast<float>(eps), static_cast<float>(momentum));
+  }
   throw Error(lc.where + ": unknown layer type '" + t +
-              "' (known: dense, conv2d, maxpool, relu, tanh, sigmoid, flatten, dropout, lstm, "
-              "last_step, residual_lstm)");
+              "' (known: dense, conv2d, maxpool, relu, tanh, sigmoid, flatten, dropout, "
+              "batch_norm, lstm, last_step, residual_lstm)");
 }
 
 }  // namespace
@@ -108,6 +114,7 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
     const std::string short_kind = lc.type == "conv2d"          ? "conv"
                                    : lc.type == "maxpool"       ? "pool"
                                    : lc.type == "residual_lstm" ? "res"
+                                   : lc.type == "batch_norm"    ? "bn"
                                                                 : lc.type;
     const bool named = lc.params->contains("name");
     const std::string base = r.get_string("name", "");

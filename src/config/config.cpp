@@ -134,7 +134,8 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
     c.data.test_group = r.get_string("test_group", "/");
     c.data.normalize = r.get_bool("normalize", false);
     const DataConfig d;
-    c.data.validation_fraction = r.get_double("validation_fraction", d.validation_fraction, 0.0, 0.9);
+    c.data.validation_fraction =
+        r.get_double("validation_fraction", d.validation_fraction, 0.0, 0.9);
     c.data.validation_file = r.get_string("validation_file", d.validation_file);
     c.data.validation_group = r.get_string("validation_group", d.validation_group);
     r.finish();
@@ -170,7 +171,8 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
     o.l2 = r.get_double("l2", 0.0, 0.0, kInf);
     o.clip_norm = r.get_double("clip_norm", 0.0, 0.0, kInf);
     const OptimizerConfig d;
-    o.schedule = r.get_string("schedule", d.schedule, {"constant", "step", "exponential", "cosine"});
+    o.schedule =
+        r.get_string("schedule", d.schedule, {"constant", "step", "exponential", "cosine"});
     o.decay_epochs = r.get_int("decay_epochs", d.decay_epochs, 1, 1 << 20);
     o.decay_factor = r.get_double_above("decay_factor", d.decay_factor, 0.0, 1.0);
     o.min_lr = r.get_double("min_lr", d.min_lr, 0.0, kInf);
@@ -241,8 +243,16 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
     throw Error(where + (c.train.keep == "best" ? ": train.keep = \"best\"" : ": train.patience") +
                 " needs a validation split: set data.validation_fraction or data.validation_file");
   }
+  for (const LayerConfig& lc : c.model.layers) {
+    if (c.distributed.async() && lc.type == "batch_norm") {
+      throw Error(lc.where +
+                  ": batch_norm keeps running statistics on each worker, which the "
+                  "parameter server does not carry: use distributed.mode = \"sync\"");
+    }
+  }
   if (c.distributed.async() && c.train.patience > 0) {
-    throw Error(where + ": train.patience (early stopping) is for distributed.mode = \"sync\" "
+    throw Error(where +
+                ": train.patience (early stopping) is for distributed.mode = \"sync\" "
                 "(parameter-server runs choose among their epoch snapshots with train.keep)");
   }
   if (c.run.name.empty()) c.run.name = std::filesystem::path(path).stem().string();

@@ -35,10 +35,12 @@ BucketLayout bucket_layout(const std::vector<Range>& layers, int64_t bucket_floa
   return out;
 }
 
-GradientReducer::GradientReducer(const Comm& comm, std::span<float> grads,
+GradientReducer::GradientReducer(const Comm& comm, Device& device, std::span<float> grads,
                                  const std::vector<Range>& layers, int64_t bucket_floats,
                                  Watchdog& watchdog)
-    : comm_(comm), grads_(grads), watchdog_(watchdog) {
+    : comm_(comm),
+      staging_(comm.size() > 1 ? HostMirror(device, grads) : HostMirror()),
+      watchdog_(watchdog) {
   const BucketLayout layout = bucket_layout(layers, bucket_floats);
   bucket_of_layer_ = layout.bucket_of_layer;
   for (size_t b = 0; b < layout.buckets.size(); ++b) {
@@ -46,6 +48,7 @@ GradientReducer::GradientReducer(const Comm& comm, std::span<float> grads,
     bucket.offset = layout.buckets[b].offset, bucket.size = layout.buckets[b].size;
     bucket.layers = bucket.remaining = layout.layers_in_bucket[b];
     buckets_.push_back(bucket);
+    ready_.push_back(device.make_event());
   }
   requests_.assign(buckets_.size(), MPI_REQUEST_NULL);
 }
@@ -61,9 +64,21 @@ void GradientReducer::set_profiler(Profiler* p) {
   indices_.resize(buckets_.size());
 }
 
+void GradientReducer::start_ready(bool wait) {
+  while (started_ < recorded_) {
+    DeviceEvent& ready = *ready_[started_];
+    if (wait) {
+      ready.wait();
+    } else if (!ready.done()) {
+      return;  // later buckets wait for this one: MPI needs one order on every rank
+    }
+    start(static_cast<size_t>(started_));
+  }
+}
+
 void GradientReducer::start(size_t b) {
-  comm_.start_allreduce_sum(grads_.data() + buckets_[b].offset, buckets_[b].size,
-                            &requests_[b]);
+  staging_.download(buckets_[b].offset, buckets_[b].size);
+  comm_.start_allreduce_sum(staging_.data() + buckets_[b].offset, buckets_[b].size, &requests_[b]);
   ++started_;
   if (prof_ && prof_->on()) issued_ns_[b] = Profiler::now();
 }
@@ -77,9 +92,13 @@ void GradientReducer::record_completions(int count, const int* indices) {
 void GradientReducer::layer_done(size_t layer) {
   if (comm_.size() == 1) return;
   const int b = bucket_of_layer_[layer];
-  if (b < 0 && started_ == 0) return;
+  if (b < 0 && recorded_ == 0) return;
   ProfileScope timed(prof_, issue_name_);
-  if (b >= 0 && --buckets_[b].remaining == 0) start(b);
+  if (b >= 0 && --buckets_[b].remaining == 0) {
+    ready_[b]->record();  // buckets complete in layout order: b == recorded_
+    ++recorded_;
+  }
+  start_ready(false);
   if (prof_ && prof_->on()) {
     // Drives progress, and tells which buckets completed when.
     const int count = comm_.test_some(started_, requests_.data(), indices_.data());
@@ -92,13 +111,13 @@ void GradientReducer::layer_done(size_t layer) {
 void GradientReducer::finish(int64_t step) {
   if (comm_.size() == 1) return;
   WatchdogScope guard(watchdog_, "gradient allreduce", step);
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    // Every rank starts every bucket in the same order (all layers are done by now).
-    if (buckets_[b].remaining > 0) {
-      buckets_[b].remaining = 0;
-      start(b);
-    }
+  // Every rank starts every bucket in the same order (all layers are done by now).
+  for (size_t b = static_cast<size_t>(recorded_); b < buckets_.size(); ++b) {
+    buckets_[b].remaining = 0;
+    ready_[b]->record();
+    ++recorded_;
   }
+  start_ready(true);
   const int n = static_cast<int>(requests_.size());
   if (prof_ && prof_->on()) {
     for (int done; (done = comm_.wait_some(n, requests_.data(), indices_.data())) > 0;)
@@ -106,8 +125,9 @@ void GradientReducer::finish(int64_t step) {
   } else {
     comm_.wait_all(n, requests_.data());
   }
+  staging_.upload();  // the sums, back on the device
   for (auto& b : buckets_) b.remaining = b.layers;
-  started_ = 0;
+  recorded_ = started_ = 0;
 }
 
 }  // namespace hpdl

@@ -26,7 +26,9 @@ inline void adam(const AdamStep& s, float g, float& m, float& v, float& w) {
 }
 
 // Exponential mean of squares on one element.
-inline float mean_square(float decay, float g, float ms) { return decay * ms + (1 - decay) * g * g; }
+inline float mean_square(float decay, float g, float ms) {
+  return decay * ms + (1 - decay) * g * g;
+}
 
 // DC-ASGD on one element (see DcAsgdStep); ms is read only when adaptive.
 inline float dcasgd(const DcAsgdStep& s, float g, float bak, float ms, float w) {
@@ -42,20 +44,23 @@ inline double softmax_row(const float* z, int64_t K, int32_t label, float* p) {
   double sum = 0;
   for (int64_t k = 0; k < K; ++k) sum += std::exp(double(z[k]) - zmax);
   const double log_sum = std::log(sum);
-  for (int64_t k = 0; k < K; ++k) p[k] = static_cast<float>(std::exp(double(z[k]) - zmax - log_sum));
+  for (int64_t k = 0; k < K; ++k)
+    p[k] = static_cast<float>(std::exp(double(z[k]) - zmax - log_sum));
   return label < 0 ? 0.0 : log_sum - (double(z[label]) - zmax);
 }
 
 // The cross-entropy gradient of one logit: (p - onehot) * scale.
-inline float xent_grad(float p, bool is_label, float scale) { return (p - (is_label ? 1.0f : 0.0f)) * scale; }
+inline float xent_grad(float p, bool is_label, float scale) {
+  return (p - (is_label ? 1.0f : 0.0f)) * scale;
+}
 
 // One sample's LSTM gates at one step, vectorised over the H units. p, r: input and
 // recurrent pre-activations [G]; cp: c_{t-1} [H]; outputs: gates [G], c, tanh(c), h [H],
 // and h again into the layer's output row y.
 inline void lstm_cell_forward(const float* __restrict p, const float* __restrict r,
-                              const float* __restrict cp, float* __restrict gt,
-                              float* __restrict c, float* __restrict tc, float* __restrict h,
-                              float* __restrict y, int64_t H) {
+                              const float* __restrict cp, float* __restrict gt, float* __restrict c,
+                              float* __restrict tc, float* __restrict h, float* __restrict y,
+                              int64_t H) {
 #pragma omp simd
   for (int64_t j = 0; j < H; ++j) {
     const float i = fast_sigmoid(p[j] + r[j]), f = fast_sigmoid(p[H + j] + r[H + j]);
@@ -115,6 +120,19 @@ inline void scalar_norm_backward(const float* dy, const float* xhat, int64_t M, 
   const float k = gamma * inv_std, mean_d = static_cast<float>(s / M),
               mean_dx = static_cast<float>(sx / M);
   for (int64_t i = 0; i < M; ++i) dx[i] = k * (dy[i] - mean_d - xhat[i] * mean_dx);
+}
+
+// Batch normalisation of one value with its channel's statistics.
+inline float batch_norm_apply(float x, float mean, float inv_std, float gamma, float beta) {
+  return gamma * ((x - mean) * inv_std) + beta;
+}
+// A running statistic moved towards the batch's value.
+inline float running_update(float running, float batch_value, float momentum) {
+  return (1 - momentum) * running + momentum * batch_value;
+}
+// One value of the batch-norm input gradient (the ScalarNorm form per channel).
+inline float batch_norm_dx(float dy, float xhat, float k, float mean_d, float mean_dx) {
+  return k * (dy - mean_d - xhat * mean_dx);
 }
 
 }  // namespace hpdl::math

@@ -3,6 +3,8 @@
 // below, a parallel region costs more than it saves.
 #include "loop_kernels.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "element_math.hpp"
@@ -82,8 +84,7 @@ class LoopLstmCell final : public LstmCellKernel {
       : d_(d), parallel_(parallel && d.batch * d.hidden > 8192) {}
 
   void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
-               float* gates, float* c, float* tanh_c, float* h, float* y,
-               int64_t ld_y) override {
+               float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y) override {
     const int64_t N = d_.batch, H = d_.hidden, G = 4 * H;
 #pragma omp parallel for if (parallel_)
     for (int64_t n = 0; n < N; ++n) {
@@ -115,8 +116,8 @@ class LoopScalarNorm final : public ScalarNormKernel {
   LoopScalarNorm(const ScalarNormDims& d, bool parallel)
       : d_(d), parallel_(parallel && d.batch * d.per_sample > kParallelFrom) {}
 
-  void forward(const float* x, const float* gamma, const float* beta, float* xhat,
-               float* inv_std, float* y) override {
+  void forward(const float* x, const float* gamma, const float* beta, float* xhat, float* inv_std,
+               float* y) override {
     const int64_t M = d_.per_sample;
     const float g = *gamma, b = *beta;
 #pragma omp parallel for if (parallel_)
@@ -145,6 +146,72 @@ class LoopScalarNorm final : public ScalarNormKernel {
   bool parallel_;
 };
 
+// C channels, each over its N x S values (S positions per channel); sums in double.
+class LoopBatchNorm final : public BatchNormKernel {
+ public:
+  LoopBatchNorm(const BatchNormDims& d, bool parallel)
+      : d_(d), parallel_(parallel && d.batch * d.channels * d.spatial > kParallelFrom) {}
+
+  void forward_training(const float* x, const float* gamma, const float* beta, float* mean,
+                        float* var, float* running_mean, float* running_var, float* y) override {
+    const int64_t C = d_.channels, S = d_.spatial, M = d_.batch * S;
+#pragma omp parallel for if (parallel_)
+    for (int64_t c = 0; c < C; ++c) {
+      double sum = 0, sq = 0;
+      for (int64_t n = 0; n < d_.batch; ++n)
+        for (const float* v = x + (n * C + c) * S; v < x + (n * C + c + 1) * S; ++v)
+          sum += *v, sq += double(*v) * *v;
+      const double m = sum / M, v = std::max(0.0, sq / M - m * m);
+      mean[c] = static_cast<float>(m), var[c] = static_cast<float>(v);
+      running_mean[c] = math::running_update(running_mean[c], mean[c], d_.momentum);
+      const float unbiased = M > 1 ? static_cast<float>(v * M / (M - 1)) : var[c];
+      running_var[c] = math::running_update(running_var[c], unbiased, d_.momentum);
+    }
+    apply(x, gamma, beta, mean, var, y);
+  }
+
+  void forward_inference(const float* x, const float* gamma, const float* beta,
+                         const float* running_mean, const float* running_var, float* y) override {
+    apply(x, gamma, beta, running_mean, running_var, y);
+  }
+
+  void backward(const float* x, const float* dy, const float* gamma, const float* mean,
+                const float* var, float* dx, float* dgamma, float* dbeta) override {
+    const int64_t C = d_.channels, S = d_.spatial, M = d_.batch * S;
+#pragma omp parallel for if (parallel_)
+    for (int64_t c = 0; c < C; ++c) {
+      const float inv = 1.0f / std::sqrt(var[c] + d_.eps);
+      double s = 0, sx = 0;
+      for (int64_t n = 0; n < d_.batch; ++n)
+        for (int64_t i = (n * C + c) * S; i < (n * C + c + 1) * S; ++i)
+          s += dy[i], sx += double(dy[i]) * ((x[i] - mean[c]) * inv);
+      dgamma[c] += static_cast<float>(sx), dbeta[c] += static_cast<float>(s);
+      if (!dx) continue;
+      const float k = gamma[c] * inv, mean_d = static_cast<float>(s / M),
+                  mean_dx = static_cast<float>(sx / M);
+      for (int64_t n = 0; n < d_.batch; ++n)
+        for (int64_t i = (n * C + c) * S; i < (n * C + c + 1) * S; ++i)
+          dx[i] = math::batch_norm_dx(dy[i], (x[i] - mean[c]) * inv, k, mean_d, mean_dx);
+    }
+  }
+
+ private:
+  void apply(const float* x, const float* gamma, const float* beta, const float* mean,
+             const float* var, float* y) const {
+    const int64_t C = d_.channels, S = d_.spatial;
+#pragma omp parallel for if (parallel_)
+    for (int64_t c = 0; c < C; ++c) {
+      const float inv = 1.0f / std::sqrt(var[c] + d_.eps);
+      for (int64_t n = 0; n < d_.batch; ++n)
+        for (int64_t i = (n * C + c) * S; i < (n * C + c + 1) * S; ++i)
+          y[i] = math::batch_norm_apply(x[i], mean[c], inv, gamma[c], beta[c]);
+    }
+  }
+
+  BatchNormDims d_;
+  bool parallel_;
+};
+
 }  // namespace
 
 LoopKernels::LoopKernels(bool parallel)
@@ -164,6 +231,10 @@ std::unique_ptr<LstmCellKernel> LoopKernels::lstm_cell(const LstmCellDims& d) {
 
 std::unique_ptr<ScalarNormKernel> LoopKernels::scalar_norm(const ScalarNormDims& d) {
   return std::make_unique<LoopScalarNorm>(d, parallel_);
+}
+
+std::unique_ptr<BatchNormKernel> LoopKernels::batch_norm(const BatchNormDims& d) {
+  return std::make_unique<LoopBatchNorm>(d, parallel_);
 }
 
 }  // namespace hpdl

@@ -1,8 +1,9 @@
 // Kernels that are loops on every CPU backend (oneDNN has no primitive that fits: the loss
 // keeps its log-sum-exp in double and skips padding rows; dropout draws counter-based
 // masks; the LSTM cell is fused with fast approximations of sigmoid and tanh; ScalarNorm
-// normalises whole samples with one scalar scale). `parallel` picks OpenMP threads (the CPU backend) or plain loops (the reference
-// backend); the arithmetic is element_math.hpp's either way. Private to kernels/.
+// normalises whole samples with one scalar scale). `parallel` picks OpenMP threads (the CPU
+// backend) or plain loops (the reference backend); the arithmetic is element_math.hpp's either way.
+// Private to kernels/.
 #pragma once
 #include <memory>
 
@@ -19,12 +20,13 @@ class LoopKernels : public KernelFactory {
   std::unique_ptr<DropoutKernel> dropout(const DropoutDims& d) override;
   std::unique_ptr<LstmCellKernel> lstm_cell(const LstmCellDims& d) override;
   std::unique_ptr<ScalarNormKernel> scalar_norm(const ScalarNormDims& d) override;
+  // Loops here; the oneDNN backend overrides it with oneDNN's primitive.
+  std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) override;
   VectorOps& ops() override { return *ops_; }
-  Timeline& timeline() override { return timeline_; }  // CPU work: the host clock
+  Device& device() override { return host_device(); }  // host memory, the host clock
 
  private:
   bool parallel_;
-  HostTimeline timeline_;
   std::unique_ptr<VectorOps> ops_;
 };
 

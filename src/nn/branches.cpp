@@ -28,9 +28,7 @@ Shape Branches::setup(const Shape& in) {
   }
   width_ = out.dims.back();
   rows_ = out.numel() / width_;
-  if (combine_ == Combine::kConcat)
-    for (int64_t w : widths_) branch_dy_.emplace_back(rows_ * w);
-  dx_scratch_ = Buffer(in.numel());
+  in_numel_ = in.numel();
   return out;
 }
 
@@ -47,6 +45,9 @@ std::vector<ParamSpec> Branches::param_specs() const {
 void Branches::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
                     KernelFactory& k) {
   ops_ = &k.ops();
+  if (combine_ == Combine::kConcat)
+    for (int64_t w : widths_) branch_dy_.emplace_back(rows_ * w, k.device());
+  dx_scratch_ = Buffer(in_numel_, k.device());
   size_t first = 0;
   for (auto& [bname, chain] : branches_) {
     size_t n = 0;
@@ -98,8 +99,6 @@ void Branches::backward(const float* x, const float*, const float* dy, float* dx
 Shape ScalarNorm::setup(const Shape& in) {
   batch_ = in[0];
   per_sample_ = in.per_sample();
-  xhat_ = Buffer(in.numel());
-  inv_std_ = Buffer(batch_);
   return in;
 }
 
@@ -112,6 +111,8 @@ void ScalarNorm::bind(std::vector<std::span<float>> p, std::vector<std::span<flo
                       KernelFactory& k) {
   scale_ = p[0], shift_ = p[1], dscale_ = g[0], dshift_ = g[1];
   kernel_ = k.scalar_norm({batch_, per_sample_, eps_});
+  xhat_ = Buffer(batch_ * per_sample_, k.device());
+  inv_std_ = Buffer(batch_, k.device());
 }
 
 // gamma, beta and their gradients stay in the parameter buffers: the kernel reads and

@@ -27,16 +27,6 @@ Shape Chain::setup(const Shape& in) {
   for (const auto& spec : param_specs()) values += 4 * static_cast<uint64_t>(spec.size);
   estimated_bytes_ = values * sizeof(float);
   require_memory(estimated_bytes_, "the model at batch " + std::to_string(in[0]));
-  act_store_.resize(n + 1);
-  dact_store_.resize(n + 1);
-  act_.assign(n + 1, nullptr);
-  dact_.assign(n + 1, nullptr);
-  // Activation i (1..n) is owned unless layer i-1 is a view of its input.
-  for (size_t i = 1; i <= n; ++i) {
-    if (layers_[i - 1]->is_view()) continue;
-    act_store_[i] = Buffer(shapes_[i].numel());
-    if (i < n) dact_store_[i] = Buffer(shapes_[i].numel());  // dact_[n] is the caller's dy
-  }
   return shapes_.back();
 }
 
@@ -52,6 +42,18 @@ std::vector<ParamSpec> Chain::param_specs() const {
 
 void Chain::bind(const std::vector<std::span<float>>& p, const std::vector<std::span<float>>& g,
                  KernelFactory& kernels) {
+  const size_t n = layers_.size();
+  act_store_.resize(n + 1);
+  dact_store_.resize(n + 1);
+  act_.assign(n + 1, nullptr);
+  dact_.assign(n + 1, nullptr);
+  // Activation i (1..n) is owned unless layer i-1 is a view of its input.
+  for (size_t i = 1; i <= n; ++i) {
+    if (layers_[i - 1]->is_view()) continue;
+    act_store_[i] = Buffer(shapes_[i].numel(), kernels.device());
+    if (i < n)
+      dact_store_[i] = Buffer(shapes_[i].numel(), kernels.device());  // dact_[n]: the caller's dy
+  }
   size_t k = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     std::vector<std::span<float>> lp(p.begin() + k, p.begin() + k + spec_counts_[i]);

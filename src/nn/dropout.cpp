@@ -12,13 +12,12 @@ constexpr uint64_t kDropoutStream = 0xd50;  // separates dropout draws from othe
 Shape Dropout::setup(const Shape& in) {
   batch_ = in[0];
   per_sample_ = in.per_sample();
-  mask_ = Buffer(in.numel());
   return in;
 }
 
-void Dropout::bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
-                   KernelFactory& k) {
+void Dropout::bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory& k) {
   kernel_ = k.dropout({batch_, per_sample_, keep_});
+  mask_ = Buffer(batch_ * per_sample_, k.device());
   ops_ = &k.ops();
 }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "hpdl/core/error.hpp"
 #include "hpdl/core/rng.hpp"
 
 namespace hpdl {
@@ -12,16 +13,18 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, const Shape& input,
              std::unique_ptr<KernelFactory> kernels)
     : kernels_(std::move(kernels)), chain_(std::move(layers)) {
   const Shape out = chain_.setup(input);
-  input_ = Buffer(input.numel());
-  output_grad_ = Buffer(out.numel());
+  Device& dev = kernels_->device();
+  input_ = Buffer(input.numel(), dev);
+  input_host_ = HostMirror(dev, input_.span());
+  output_grad_ = Buffer(out.numel(), dev);
   const std::vector<ParamSpec> specs = chain_.param_specs();
   int64_t total = 0;
   for (const auto& s : specs) {
     segments_.push_back({s.name, total, s.size, s.decay, s.init, s.fan_in, s.fan_out, s.value});
     total += s.size;
   }
-  params_ = Buffer(total);
-  grads_ = Buffer(total);
+  params_ = Buffer(total, dev);
+  grads_ = Buffer(total, dev);
   std::vector<std::span<float>> p, g;
   for (const auto& seg : segments_) {
     p.push_back(params_.span().subspan(seg.offset, seg.size));
@@ -37,14 +40,16 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, const Shape& input,
   chain_.bind(p, g, *kernels_);
 }
 
+// Drawn on the host (the same stream of numbers on every backend), then copied over.
 void Model::init_params(uint64_t seed) {
+  std::vector<float> host(static_cast<size_t>(num_params()));
   for (size_t s = 0; s < segments_.size(); ++s) {
     const ParamSegment& seg = segments_[s];
     Rng rng(seed, 0x1217 + s);
     float bound = 0;
     if (seg.init == Init::kGlorotUniform) bound = std::sqrt(6.0f / float(seg.fan_in + seg.fan_out));
     if (seg.init == Init::kHeUniform) bound = std::sqrt(6.0f / float(seg.fan_in));
-    float* p = params_.data() + seg.offset;
+    float* p = host.data() + seg.offset;
     if (seg.init == Init::kConstant) {
       for (int64_t i = 0; i < seg.size; ++i) p[i] = seg.value;
       continue;
@@ -57,6 +62,32 @@ void Model::init_params(uint64_t seed) {
     for (int64_t i = 0; i < seg.size; ++i)
       p[i] = bound == 0 ? 0.0f : (2 * rng.uniform() - 1) * bound;
   }
+  params_from_host(host);
+}
+
+void Model::params_to_host(std::span<float> dst) const {
+  HPDL_REQUIRE(static_cast<int64_t>(dst.size()) == num_params(),
+               "a host copy of the parameters needs " + std::to_string(num_params()) + " floats");
+  kernels_->device().copy_to_host(dst.data(), params_.data(), dst.size_bytes());
+}
+
+std::vector<float> Model::params_to_host() const {
+  std::vector<float> out(static_cast<size_t>(num_params()));
+  params_to_host(out);
+  return out;
+}
+
+void Model::params_from_host(std::span<const float> src) {
+  HPDL_REQUIRE(static_cast<int64_t>(src.size()) == num_params(),
+               "parameters from the host: " + std::to_string(src.size()) +
+                   " values for a model of " + std::to_string(num_params()));
+  kernels_->device().copy_from_host(params_.data(), src.data(), src.size_bytes());
+}
+
+void Model::grads_to_host(std::span<float> dst) const {
+  HPDL_REQUIRE(static_cast<int64_t>(dst.size()) == num_params(),
+               "a host copy of the gradients needs " + std::to_string(num_params()) + " floats");
+  kernels_->device().copy_to_host(dst.data(), grads_.data(), dst.size_bytes());
 }
 
 std::vector<Range> Model::decayed_ranges() const {

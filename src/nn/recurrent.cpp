@@ -34,16 +34,16 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   recurrent_ = k.dense({N, H, G});
   if (T > 1) recurrent_all_ = k.dense({(T - 1) * N, H, G});
   cell_ = k.lstm_cell({N, H});
-  pre_ = Buffer(N * T * G);
-  gates_ = Buffer(T * N * G);
-  cells_ = Buffer(T * N * H);
-  tanh_cells_ = Buffer(T * N * H);
-  hiddens_ = Buffer(T * N * H);
-  rec_ = Buffer(N * G);
-  dpre_ = Buffer(T * N * G);
-  zeros_ = Buffer(std::max(N * H, G));
-  dh_ = Buffer(N * H);
-  dc_ = Buffer(N * H);
+  pre_ = Buffer(N * T * G, k.device());
+  gates_ = Buffer(T * N * G, k.device());
+  cells_ = Buffer(T * N * H, k.device());
+  tanh_cells_ = Buffer(T * N * H, k.device());
+  hiddens_ = Buffer(T * N * H, k.device());
+  rec_ = Buffer(N * G, k.device());
+  dpre_ = Buffer(T * N * G, k.device());
+  zeros_ = Buffer(std::max(N * H, G), k.device());
+  dh_ = Buffer(N * H, k.device());
+  dc_ = Buffer(N * H, k.device());
 }
 
 void Lstm::forward(const float* x, float* y, const Pass&) {

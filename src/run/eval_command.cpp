@@ -49,8 +49,9 @@ SavedModel read_saved_model(const std::string& path) {
   }
   m.kind = checkpoint ? "checkpoint" : "model";
   if (config.empty())
-    throw Error(path + " holds no config (written before hpdl saved it with the model): "
-                       "evaluate it with the hpdl that wrote it");
+    throw Error(path +
+                " holds no config (written before hpdl saved it with the model): "
+                "evaluate it with the hpdl that wrote it");
   m.cfg = config_from_text(config, path + " (its saved config)");
   return m;
 }
@@ -75,7 +76,7 @@ int eval(const EvalArgs& args, Comm& comm) {
     if (static_cast<int64_t>(saved.params.size()) != model->num_params())
       throw Error(args.model + " holds " + std::to_string(saved.params.size()) +
                   " parameters but its config's model has " + std::to_string(model->num_params()));
-    std::copy(saved.params.begin(), saved.params.end(), model->params().data());
+    model->params_from_host(saved.params);
   });
   Evaluator evaluator(comm, *model, saved.cfg.model.classes, watchdog);
   const double loss = evaluator.run(*data, 0);

@@ -39,12 +39,13 @@ std::string cell(bool present, double v) {
 }  // namespace
 
 void save_model(const std::string& path, Model& model, const std::string& config_toml) {
+  const std::vector<float> params = model.params_to_host();
   h5_write_atomically(path, [&](hid_t f) {
     h5_write_attr(f, "config", config_toml);
-    h5_write(f, "params", model.params().data(), {hsize_t(model.num_params())});
+    h5_write(f, "params", params.data(), {hsize_t(model.num_params())});
     H5Id g = h5_create_group(f, "tensors");
     for (const auto& s : model.segments())
-      h5_write(g.get(), s.name, model.params().data() + s.offset, {hsize_t(s.size)});
+      h5_write(g.get(), s.name, params.data() + s.offset, {hsize_t(s.size)});
   });
 }
 
@@ -59,7 +60,9 @@ std::vector<double> peak_rss_mib(const Comm& comm) {
 
 RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, const Model& model,
                      const Splits& splits, int ranks, int64_t local_batch)
-    : dir_(dir), manifest_(std::move(manifest)), config_toml_(to_toml(cfg.resolved)),
+    : dir_(dir),
+      manifest_(std::move(manifest)),
+      config_toml_(to_toml(cfg.resolved)),
       train_(cfg.train) {
   const H5Split& train = *splits.train;
   const H5Split* test = splits.test;
@@ -74,24 +77,23 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
            model.kernels_name() + " | " + std::to_string(model.num_params()) + " parameters");
   dir_.log("train: " + std::to_string(train.size()) + " samples " + Shape{cfg.model.input}.str() +
            " from " + train.where() +
-           (validation ? " | validation: " + std::to_string(validation->size()) + " from " +
-                             validation->where() +
-                             (cfg.data.validation_fraction > 0 ? " (held out)" : "")
-                       : "") +
+           (validation
+                ? " | validation: " + std::to_string(validation->size()) + " from " +
+                      validation->where() + (cfg.data.validation_fraction > 0 ? " (held out)" : "")
+                : "") +
            (test ? " | test: " + std::to_string(test->size()) + " from " + test->where() : ""));
   const auto& d = cfg.distributed;
   const std::string batch = d.async() ? " per worker | " + d.mode + ": " +
                                             std::to_string(d.servers) + " server(s), " +
                                             std::to_string(ranks - d.servers) + " workers"
                                       : " (" + std::to_string(local_batch) + " on rank 0)";
-  dir_.log("batch " + std::to_string(cfg.train.batch) + batch + " | optimizer " +
-           cfg.optimizer.name + " lr " + fmt("%g", cfg.optimizer.lr) +
-           (cfg.optimizer.schedule != "constant" ? " " + cfg.optimizer.schedule : "") +
-           (cfg.optimizer.warmup_steps ? " warm-up " + std::to_string(cfg.optimizer.warmup_steps)
-                                       : "") +
-           " | " +
-           std::to_string(cfg.train.epochs) + " epochs | model buffers ~" +
-           fmt("%.1f", model.estimated_bytes() / 1048576.0) + " MiB per rank");
+  dir_.log(
+      "batch " + std::to_string(cfg.train.batch) + batch + " | optimizer " + cfg.optimizer.name +
+      " lr " + fmt("%g", cfg.optimizer.lr) +
+      (cfg.optimizer.schedule != "constant" ? " " + cfg.optimizer.schedule : "") +
+      (cfg.optimizer.warmup_steps ? " warm-up " + std::to_string(cfg.optimizer.warmup_steps) : "") +
+      " | " + std::to_string(cfg.train.epochs) + " epochs | model buffers ~" +
+      fmt("%.1f", model.estimated_bytes() / 1048576.0) + " MiB per rank");
   dir_.log(validation ? "epoch  train_loss   val_loss   val_acc   val_f1         lr  samples/s  "
                         "epoch_s  elapsed_s"
                       : "epoch  train_loss  test_loss  test_acc  test_f1         lr  samples/s  "
@@ -121,12 +123,11 @@ void RunReport::server_epoch(const ServerProgress& p) {
 
 void RunReport::metrics_row(const EpochStats& st) {
   std::ostringstream row;
-  row << st.epoch << "," << st.steps << "," << st.train_loss << ","
-      << cell(st.tested, st.test_loss) << "," << cell(st.tested, st.test_accuracy) << ","
-      << cell(st.tested, st.test_f1) << "," << st.samples_per_s << "," << st.epoch_s << ","
-      << st.train_s << "," << st.elapsed_s << "," << st.lr << ","
-      << cell(st.validated, st.val_loss) << "," << cell(st.validated, st.val_accuracy) << ","
-      << cell(st.validated, st.val_f1);
+  row << st.epoch << "," << st.steps << "," << st.train_loss << "," << cell(st.tested, st.test_loss)
+      << "," << cell(st.tested, st.test_accuracy) << "," << cell(st.tested, st.test_f1) << ","
+      << st.samples_per_s << "," << st.epoch_s << "," << st.train_s << "," << st.elapsed_s << ","
+      << st.lr << "," << cell(st.validated, st.val_loss) << ","
+      << cell(st.validated, st.val_accuracy) << "," << cell(st.validated, st.val_f1);
   dir_.metrics_row(kMetricsHeader, row.str());
 }
 
@@ -272,13 +273,14 @@ void RunReport::finish(Model& model, const FinalModel& final_model,
   dir_.log(rss);
 
   const EpochStats& last = history.back();
-  const std::string result = tested ? "test accuracy " + fmt("%.4f", final_model.test_accuracy) +
-                                          ", weighted F1 " + fmt("%.4f", final_model.test_f1)
-                                    : "train loss " + fmt("%.4f", last.train_loss) + " (no test set)";
-  const std::string chosen =
-      train_.keep == "best" ? " | model of epoch " + std::to_string(final_model.epoch) +
-                                  " (best " + train_.keep_metric + ")"
-                            : "";
+  const std::string result = tested
+                                 ? "test accuracy " + fmt("%.4f", final_model.test_accuracy) +
+                                       ", weighted F1 " + fmt("%.4f", final_model.test_f1)
+                                 : "train loss " + fmt("%.4f", last.train_loss) + " (no test set)";
+  const std::string chosen = train_.keep == "best"
+                                 ? " | model of epoch " + std::to_string(final_model.epoch) +
+                                       " (best " + train_.keep_metric + ")"
+                                 : "";
   const std::string early = final_model.stopped_early
                                 ? " (stopped early: no better " + train_.keep_metric + " in " +
                                       std::to_string(train_.patience) + " epochs)"
@@ -302,10 +304,8 @@ void RunReport::finish(Model& model, const FinalModel& final_model,
   if (tested) {
     nlohmann::json per_class = nlohmann::json::array();
     for (const ClassScores& c : confusion.per_class())
-      per_class.push_back({{"precision", c.precision},
-                           {"recall", c.recall},
-                           {"f1", c.f1},
-                           {"support", c.support}});
+      per_class.push_back(
+          {{"precision", c.precision}, {"recall", c.recall}, {"f1", c.f1}, {"support", c.support}});
     manifest_["final"]["per_class"] = per_class;
   }
   manifest_["finished"] = utc_now();

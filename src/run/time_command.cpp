@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <map>
 
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/rng.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
-#include "hpdl/builder/builder.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/optim/optimizer.hpp"
 #include "hpdl/profile/profiler.hpp"
@@ -27,8 +27,9 @@ void fill_batch(const Config& cfg, bool synthetic, Model& model, std::vector<int
   if (synthetic) {
     Rng rng(cfg.train.seed, 99);
     const int64_t n = model.input_shape().numel();
-    for (int64_t i = 0; i < n; ++i) model.input()[i] = rng.uniform();
+    for (int64_t i = 0; i < n; ++i) model.input_host()[i] = rng.uniform();
     for (int64_t i = 0; i < B; ++i) labels[i] = static_cast<int32_t>(i % cfg.model.classes);
+    model.upload_input();
     return;
   }
   h5_quiet();
@@ -38,7 +39,8 @@ void fill_batch(const Config& cfg, bool synthetic, Model& model, std::vector<int
                    " but model.input = " + Shape{cfg.model.input}.str() + " (or use --synthetic)");
   HPDL_REQUIRE(split.size() >= B, split.where() + " holds fewer samples than train.batch");
   if (cfg.data.normalize) split.normalize_channels();
-  split.read_range(0, B, model.input(), labels.data());
+  split.read_range(0, B, model.input_host(), labels.data());
+  model.upload_input();
 }
 
 }  // namespace

@@ -4,15 +4,15 @@
 #include <filesystem>
 #include <memory>
 
+#include "hpdl/builder/builder.hpp"
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/progress_board.hpp"
+#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/stop_signal.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/data/sampler.hpp"
-#include "hpdl/comm/comm.hpp"
-#include "hpdl/comm/progress_board.hpp"
-#include "hpdl/comm/watchdog.hpp"
-#include "hpdl/builder/builder.hpp"
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
@@ -139,7 +139,8 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
       check_parameter_server_layout(cfg, comm, train.size());
       s.local_batch = cfg.train.batch;  // every worker's own batch
     } else {
-      s.local_batch = BatchPlan(train.size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
+      s.local_batch =
+          BatchPlan(train.size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
     }
   });
   // Every rank checks its block of each split for bad labels and NaN/Inf.
@@ -160,11 +161,11 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     // The same config can still meet different data (a path that differs between hosts).
     WatchdogScope guard(watchdog, "same-job agreement", 0);
     const DataSplits& d = s.data;
-    std::string layout = "[layout]\ntrain_rows = " + std::to_string(d.train->size()) +
-                         "\nvalidation_rows = " +
-                         std::to_string(d.validation ? d.validation->size() : 0) +
-                         "\ntest_rows = " + std::to_string(d.test ? d.test->size() : 0) +
-                         "\nparameters = " + std::to_string(s.model->num_params()) + "\n";
+    std::string layout =
+        "[layout]\ntrain_rows = " + std::to_string(d.train->size()) +
+        "\nvalidation_rows = " + std::to_string(d.validation ? d.validation->size() : 0) +
+        "\ntest_rows = " + std::to_string(d.test ? d.test->size() : 0) +
+        "\nparameters = " + std::to_string(s.model->num_params()) + "\n";
     for (const auto& seg : s.model->segments())
       layout += seg.name + " = " + std::to_string(seg.size) + "\n";
     require_same_job(comm, "data and model layout", layout);
@@ -260,7 +261,7 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
   const Splits splits = s.data.view();
   if (s.cfg.distributed.async()) {
     // The shards start from the model's parameters: the checkpoint's, when resuming.
-    if (s.from) std::copy(s.from->params.begin(), s.from->params.end(), s.model->params().data());
+    if (s.from) s.model->params_from_host(s.from->params);
     AsyncTrainer trainer(s.cfg, comm, *s.model, splits, watchdog, prof.get());
     const std::vector<EpochStats> history = trainer.run(hooks, &checkpointer, s.from.get());
     if (trainer.stopped_by()) {
@@ -312,7 +313,6 @@ int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     throw;
   }
 }
-
 
 int train(const TrainArgs& args, Comm& comm) {
   // Where every rank is: a wait that outlasts the watchdog names the ranks that did not

@@ -27,7 +27,9 @@ FiniteGuard::FiniteGuard(bool skip, const Comm& comm, Watchdog& watchdog)
     : skip_(skip), comm_(comm), watchdog_(watchdog) {}
 
 std::string FiniteGuard::describe(const Model& model, int64_t step, int64_t epoch) const {
-  const int64_t s = first_nonfinite_segment(model.segments(), model.grads());
+  std::vector<float> grads(static_cast<size_t>(model.num_params()));  // a failing step only
+  model.grads_to_host(grads);
+  const int64_t s = first_nonfinite_segment(model.segments(), grads);
   return "step " + std::to_string(step) + " (epoch " + std::to_string(epoch) +
          "): the gradient is not finite (NaN or Inf)" +
          (s >= 0 ? ", first in layer parameter '" + model.segments()[s].name + "'" : "");

@@ -11,7 +11,7 @@ constexpr const char* kBestParams = "keep.best_params";
 }
 
 ModelSelector::ModelSelector(const TrainConfig& cfg, int64_t num_params)
-    : cfg_(cfg), best_params_(cfg.keep == "best" ? num_params : 0) {}
+    : cfg_(cfg), best_params_(cfg.keep == "best" ? static_cast<size_t>(num_params) : 0) {}
 
 double ModelSelector::metric(const EpochStats& st) const {
   if (cfg_.keep_metric == "val_accuracy") return st.val_accuracy;
@@ -23,10 +23,10 @@ bool ModelSelector::better(const EpochStats& a, const EpochStats& b) const {
   return a.validated && (b.epoch == 0 || metric(a) > metric(b));
 }
 
-bool ModelSelector::observe(const EpochStats& st, std::span<const float> params) {
+bool ModelSelector::observe(const EpochStats& st, const Model& model) {
   if (better(st, best_)) {
     best_ = st;
-    if (best_params_.size()) std::copy(params.begin(), params.end(), best_params_.data());
+    if (best_params_.size()) model.params_to_host(best_params_);
   }
   return cfg_.patience > 0 && best_.epoch > 0 && st.epoch - best_.epoch >= cfg_.patience;
 }
@@ -39,9 +39,7 @@ int64_t ModelSelector::best_epoch(const std::vector<EpochStats>& history) const 
 }
 
 void ModelSelector::save(Checkpoint& c) const {
-  if (best_params_.size() && best_.epoch > 0)
-    c.buffers.push_back(
-        {kBestParams, std::vector<float>(best_params_.data(), best_params_.data() + best_params_.size())});
+  if (best_params_.size() && best_.epoch > 0) c.buffers.push_back({kBestParams, best_params_});
 }
 
 void ModelSelector::restore(const Checkpoint& c) {
@@ -50,15 +48,15 @@ void ModelSelector::restore(const Checkpoint& c) {
     if (better(st, best_)) best_ = st;
   if (!best_params_.size() || best_.epoch == 0) return;
   const std::vector<float>* saved = c.buffer(kBestParams);
-  if (!saved || static_cast<int64_t>(saved->size()) != best_params_.size())
+  if (!saved || saved->size() != best_params_.size())
     throw AgreedError("checkpoint has no '" + std::string(kBestParams) +
                       "' of the model's size (was it written without train.keep = \"best\"?)");
-  std::copy(saved->begin(), saved->end(), best_params_.data());
+  best_params_ = *saved;
 }
 
-int64_t ModelSelector::choose(std::span<float> params, int64_t last_epoch) const {
+int64_t ModelSelector::choose(Model& model, int64_t last_epoch) const {
   if (!best_params_.size() || best_.epoch == 0) return last_epoch;
-  std::copy(best_params_.data(), best_params_.data() + best_params_.size(), params.begin());
+  model.params_from_host(best_params_);
   return best_.epoch;
 }
 
@@ -68,7 +66,7 @@ FinalModel ModelSelector::finish(Model& model, Evaluator& evaluator, const Split
   FinalModel f;
   f.stopped_early = stopped_early;
   if (history.empty()) return f;
-  f.epoch = choose(model.params(), history.back().epoch);
+  f.epoch = choose(model, history.back().epoch);
   if (!splits.validation) {
     const EpochStats& last = history.back();
     f.tested = last.tested;

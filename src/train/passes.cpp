@@ -39,7 +39,8 @@ double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split
                          Profiler* prof, const StepNames* names) {
   {
     ProfileScope timed(prof, names ? names->data : 0);
-    split.read_rows(rows, model.input(), labels);
+    split.read_rows(rows, model.input_host(), labels);
+    model.upload_input();
   }
   return forward_backward(model, loss, labels, pass, loss_scale, on_layer_done, prof, names);
 }
@@ -60,7 +61,8 @@ double Evaluator::run(H5Split& split, int64_t step) {
   const int64_t B = model_.batch();
   for (int64_t b = begin; b < end; b += B) {
     const int64_t n = std::min(B, end - b);  // the rest of the batch is padding, ignored
-    split.read_range(b, b + n, model_.input(), labels_.data());
+    split.read_range(b, b + n, model_.input_host(), labels_.data());
+    model_.upload_input();
     for (int64_t i = n; i < B; ++i) labels_[i] = 0;
     model_.forward(Pass{});
     loss_sum += loss_.forward(model_.output(), labels_.data(), n);

@@ -27,7 +27,7 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, cons
       optimizer_(make_optimizer(model.ops(), cfg.optimizer, model.num_params())),
       schedule_(cfg.optimizer, cfg.train, plan_.steps_per_epoch()),
       decayed_(model.decayed_ranges()),
-      reducer_(comm, model.grads(), model.layer_ranges(),
+      reducer_(comm, model.device(), model.grads(), model.layer_ranges(),
                static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)),
                watchdog),
       labels_(model.batch()),
@@ -53,7 +53,8 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t g
     reducer_.finish(global_step);  // grads() now holds the sum over ranks
   }
   ProfileScope timed(prof_, names_.update);
-  add_l2(model_.ops(), decayed_, model_.params(), model_.grads(), static_cast<float>(cfg_.optimizer.l2));
+  add_l2(model_.ops(), decayed_, model_.params(), model_.grads(),
+         static_cast<float>(cfg_.optimizer.l2));
   const double grad_sq = sum_of_squares(model_.ops(), model_.grads());
   if (!guard_.check_reduced(grad_sq, loss, model_, global_step, epoch)) return std::nullopt;
   clip_to_norm(model_.ops(), model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
@@ -133,7 +134,7 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
     st.elapsed_s = resumed_elapsed_s + seconds_since(t_start);
     history.push_back(st);
     if (hooks.on_epoch) hooks.on_epoch(st);
-    stop_early = selector_.observe(st, model_.params());
+    stop_early = selector_.observe(st, model_);
     if (stop_early || (cfg_.train.max_steps > 0 && global_step_ >= cfg_.train.max_steps)) break;
   }
   if (ckpt) ckpt->finish(global_step_);
@@ -146,7 +147,7 @@ Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum
   // Replicas are identical, so every rank reaches the same verdict: a checkpoint never holds
   // a non-finite parameter (finite gradients can still overflow them at a huge lr).
   if (!std::isfinite(sum_of_squares(model_.ops(), model_.params()))) {
-    const int64_t s = first_nonfinite_segment(model_.segments(), model_.params());
+    const int64_t s = first_nonfinite_segment(model_.segments(), model_.params_to_host());
     throw AgreedError("training diverged at step " + std::to_string(global_step_) +
                       ": parameter '" + model_.segments()[s].name +
                       "' is not finite; no checkpoint written (lower optimizer.lr)");
@@ -162,7 +163,7 @@ Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum
   if (comm_.rank() != 0) return c;  // only rank 0 writes
   c.epoch_s = epoch_s, c.elapsed_s = elapsed_s;
   c.history = history;
-  c.params.assign(model_.params().begin(), model_.params().end());
+  c.params = model_.params_to_host();
   const OptimizerState opt = optimizer_->state();
   for (const auto& [name, buf] : opt.buffers)
     c.buffers.push_back({"optimizer." + name, std::vector<float>(buf.begin(), buf.end())});
@@ -174,7 +175,7 @@ Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum
 void SyncTrainer::restore(const Checkpoint& c) {
   HPDL_REQUIRE(static_cast<int64_t>(c.params.size()) == model_.num_params(),
                "checkpoint parameter count does not match the model");
-  std::copy(c.params.begin(), c.params.end(), model_.params().data());
+  model_.params_from_host(c.params);
   const OptimizerState opt = optimizer_->state();
   for (const auto& [name, buf] : opt.buffers) {
     const std::vector<float>* saved = c.buffer("optimizer." + name);

@@ -4,6 +4,13 @@
 // each is reduced in place with MPI_Iallreduce once all its layers are done, and later
 // layers' backward overlaps the communication. finish() waits for every bucket, bounded
 // by the watchdog. With one rank it does nothing.
+//
+// The gradients are device memory. When a bucket's last layer is done, the reducer records
+// an event on the device's stream behind that layer's backward, and starts MPI on the
+// bucket only once the event has completed, on the bucket's host mirror (the gradient
+// buffer itself on a host-accessible device; a host copy, downloaded then, on another).
+// Buckets start strictly in layout order, on every rank the same, as MPI requires of
+// non-blocking collectives.
 #pragma once
 #include <mpi.h>
 
@@ -13,6 +20,8 @@
 
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/comm/watchdog.hpp"
+#include "hpdl/core/device.hpp"
+#include "hpdl/core/host_mirror.hpp"
 #include "hpdl/core/range.hpp"
 #include "hpdl/profile/profiler.hpp"
 
@@ -30,17 +39,18 @@ BucketLayout bucket_layout(const std::vector<Range>& layers, int64_t bucket_floa
 
 class GradientReducer {
  public:
-  // grads: the flat gradient buffer; layers[i]: layer i's range in it (size 0: no
-  // parameters), contiguous and in layer order. bucket_floats: close a bucket once it holds
-  // at least this many gradients.
-  GradientReducer(const Comm& comm, std::span<float> grads, const std::vector<Range>& layers,
-                  int64_t bucket_floats, Watchdog& watchdog);
+  // grads: the flat gradient buffer on `device`; layers[i]: layer i's range in it (size 0:
+  // no parameters), contiguous and in layer order. bucket_floats: close a bucket once it
+  // holds at least this many gradients.
+  GradientReducer(const Comm& comm, Device& device, std::span<float> grads,
+                  const std::vector<Range>& layers, int64_t bucket_floats, Watchdog& watchdog);
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
   // Called by Model::backward when layer i's parameter gradients are final.
   void layer_done(size_t layer);
-  // Waits until every bucket of this step is reduced; then grads() holds the sum over ranks.
+  // Waits until every bucket of this step is reduced; then the gradient buffer (on the
+  // device) holds the sum over ranks.
   void finish(int64_t step);
 
   int64_t num_buckets() const { return static_cast<int64_t>(buckets_.size()); }
@@ -54,16 +64,20 @@ class GradientReducer {
     int layers = 0;     // layers with parameters in this bucket
     int remaining = 0;  // of those, not yet done in this step
   };
+  // Starts, in layout order, every bucket whose event has completed (all of them: wait).
+  void start_ready(bool wait);
   void start(size_t b);
   void record_completions(int count, const int* indices);
 
   const Comm& comm_;
-  std::span<float> grads_;
+  HostMirror staging_;  // what MPI reduces: the gradients themselves on a host device
   Watchdog& watchdog_;
   std::vector<Bucket> buckets_;
   std::vector<int> bucket_of_layer_;   // -1 for layers without parameters
   std::vector<MPI_Request> requests_;  // one per bucket; MPI_REQUEST_NULL when not in flight
-  int started_ = 0;
+  std::vector<std::unique_ptr<DeviceEvent>> ready_;  // per bucket: its last layer's backward
+  int recorded_ = 0;  // buckets whose event was recorded this step (a prefix: layout order)
+  int started_ = 0;   // buckets started this step (a prefix of the recorded ones)
   Profiler* prof_ = nullptr;
   int32_t issue_name_ = 0;
   std::vector<int32_t> bucket_names_;

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "hpdl/core/timeline.hpp"
+#include "hpdl/core/device.hpp"
 #include "hpdl/kernels/vector_ops.hpp"
 
 namespace hpdl {
@@ -89,8 +89,7 @@ class SoftmaxXentKernel {
   virtual double forward(const float* logits, const int32_t* labels, int64_t n_valid,
                          float* probs) = 0;
   // dlogits = (probs - onehot(label)) * scale (overwrite).
-  virtual void backward(const float* probs, const int32_t* labels, float scale,
-                        float* dlogits) = 0;
+  virtual void backward(const float* probs, const int32_t* labels, float scale, float* dlogits) = 0;
 };
 
 // Inverted dropout over [N, S] (S elements a sample) keeping elements with probability keep.
@@ -124,13 +123,12 @@ class LstmCellKernel {
   // tanh_c = tanh(c); h = y = o tanh_c. pre [N, ld_pre], rec [N, G], c_prev [N, H]; gates
   // [N, G], c, tanh_c, h [N, H], y [N, ld_y].
   virtual void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
-                       float* gates, float* c, float* tanh_c, float* h, float* y,
-                       int64_t ld_y) = 0;
+                       float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y) = 0;
   // From dy [N, ld_dy] and the carried dh, dc [N, H]: the gate gradients into d_step
   // [N, G] and d_seq [N, ld_seq]; dc becomes the gradient for step t-1.
   virtual void backward(const float* gates, const float* tanh_c, const float* c_prev,
-                        const float* dy, int64_t ld_dy, const float* dh, float* dc,
-                        float* d_step, float* d_seq, int64_t ld_seq) = 0;
+                        const float* dy, int64_t ld_dy, const float* dh, float* dc, float* d_step,
+                        float* d_seq, int64_t ld_seq) = 0;
 };
 
 // Per-sample normalisation of [N, M] to zero mean and unit variance, then one learned
@@ -153,7 +151,34 @@ class ScalarNormKernel {
                         const float* gamma, float* dx, float* dgamma, float* dbeta) = 0;
 };
 
+// Batch normalisation of [N, C, S] (S positions per channel: H x W after a convolution, 1
+// after a dense layer), with statistics per channel over the N x S values of the batch.
+struct BatchNormDims {
+  int64_t batch, channels, spatial;
+  float eps, momentum;  // running = (1 - momentum) running + momentum batch
+};
+
+class BatchNormKernel {
+ public:
+  virtual ~BatchNormKernel() = default;
+  // Training: mean [C] and var [C] (biased) of this batch, kept for backward;
+  // y = gamma (x - mean) / sqrt(var + eps) + beta; the running statistics move towards the
+  // batch's (running_var towards the unbiased variance, var * M / (M - 1), M = N S).
+  virtual void forward_training(const float* x, const float* gamma, const float* beta, float* mean,
+                                float* var, float* running_mean, float* running_var, float* y) = 0;
+  // Inference: the same with the running statistics.
+  virtual void forward_inference(const float* x, const float* gamma, const float* beta,
+                                 const float* running_mean, const float* running_var, float* y) = 0;
+  // From the training forward's x, mean, var and dy: dx (null: skipped, overwritten) =
+  // gamma / sqrt(var + eps) (dy - mean(dy) - xhat mean(dy xhat)) per channel;
+  // dgamma [C] += sum(dy xhat); dbeta [C] += sum(dy).
+  virtual void backward(const float* x, const float* dy, const float* gamma, const float* mean,
+                        const float* var, float* dx, float* dgamma, float* dbeta) = 0;
+};
+
 // Builds kernels of one backend. Created once per model; owns backend state (engine, stream).
+// Every pointer passed to a kernel or to ops() is memory of device(); calls are enqueued on
+// its stream in call order (see core/device.hpp for when results are visible).
 class KernelFactory {
  public:
   virtual ~KernelFactory() = default;
@@ -166,10 +191,12 @@ class KernelFactory {
   virtual std::unique_ptr<DropoutKernel> dropout(const DropoutDims& d) = 0;
   virtual std::unique_ptr<LstmCellKernel> lstm_cell(const LstmCellDims& d) = 0;
   virtual std::unique_ptr<ScalarNormKernel> scalar_norm(const ScalarNormDims& d) = 0;
+  virtual std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) = 0;
   // The backend's element-wise, reduction and update operations (vector_ops.hpp).
   virtual VectorOps& ops() = 0;
-  // The backend's clock for timing its work (the profiler's per-layer intervals).
-  virtual Timeline& timeline() = 0;
+  // The backend's device: where its buffers live, its stream, events, host copies and the
+  // clock that times its work (the profiler's per-layer intervals).
+  virtual Device& device() = 0;
 };
 
 // "reference" or "onednn"; throws Error for an unknown or unavailable backend.

@@ -1,8 +1,8 @@
 // A sequence of layers with its own activation storage: the body of a Model, and of each
 // branch of a Branches layer. The input (and its gradient) are pointers the caller
-// passes per call; every later activation and activation gradient lives in buffers
-// allocated once in setup(). A view layer (flatten) shares its input's storage; it may
-// not be the last layer of a chain.
+// passes per call; every later activation and activation gradient lives in buffers of the
+// backend's device, allocated once in bind(). A view layer (flatten) shares its input's storage; it
+// may not be the last layer of a chain.
 #pragma once
 #include <functional>
 #include <memory>
@@ -19,11 +19,11 @@ class Chain {
  public:
   explicit Chain(std::vector<std::unique_ptr<Layer>> layers);
 
-  // Sets up every layer for input `in` and allocates activations; returns the output shape.
+  // Sets up every layer for input `in` (shapes; memory checked); returns the output shape.
   Shape setup(const Shape& in);
   // All layers' parameters in order, named "<layer>.<param>".
   std::vector<ParamSpec> param_specs() const;
-  // p, g: one span per param_specs() entry.
+  // p, g: one span per param_specs() entry. Allocates activations on the kernels' device.
   void bind(const std::vector<std::span<float>>& p, const std::vector<std::span<float>>& g,
             KernelFactory& kernels);
 

@@ -1,6 +1,8 @@
 // The layer contract (after Caffe): setup() fixes shapes once and declares parameters;
-// bind() receives spans into the model's flat parameter and gradient buffers and builds
-// kernels; forward()/backward() then never allocate. backward() ADDS into the parameter
+// bind() receives spans into the model's flat parameter and gradient buffers, builds
+// kernels and allocates workspaces on the kernels' device; forward()/backward() then never
+// allocate. Every pointer a layer sees is memory of that device: layers call kernels and
+// ops, never read or write the values themselves. backward() ADDS into the parameter
 // gradients and OVERWRITES the input gradient dx (dx is null for the first layer).
 #pragma once
 #include <cstdint>
@@ -46,7 +48,8 @@ class Layer {
   // Fixes shapes from the input [N, ...]; returns the output shape. Called once.
   virtual Shape setup(const Shape& in) = 0;
   virtual std::vector<ParamSpec> param_specs() const { return {}; }
-  // params/grads: one span per param_specs() entry, in order. Builds kernels.
+  // params/grads: one span per param_specs() entry, in order. Builds kernels, allocates
+  // workspaces (Buffer(n, kernels.device())).
   virtual void bind(std::vector<std::span<float>> params, std::vector<std::span<float>> grads,
                     KernelFactory& kernels) = 0;
   // True when the output is the input viewed with another shape (no copy, no work).

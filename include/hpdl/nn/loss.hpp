@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "hpdl/core/buffer.hpp"
+#include "hpdl/core/host_mirror.hpp"
 #include "hpdl/kernels/kernels.hpp"
 
 namespace hpdl {
@@ -20,14 +21,16 @@ class SoftmaxCrossEntropy {
   double forward(const float* logits, const int32_t* labels, int64_t n_valid);
   void backward(const int32_t* labels, float scale, float* dlogits);
 
-  // Arg-max class of row n after forward (reads the probabilities on the host).
+  // Arg-max class of row n after forward (reads the host copy of the probabilities).
   int32_t predicted(int64_t n) const;
-  const float* probs() const { return probs_.data(); }
+  // The probabilities of the last forward, on the host.
+  const float* probs() const { return probs_host_.data(); }
 
  private:
   int64_t classes_;
   std::unique_ptr<SoftmaxXentKernel> kernel_;
-  Buffer probs_;  // [N, K]
+  Buffer probs_;  // [N, K] on the backend's device
+  HostMirror probs_host_;
 };
 
 }  // namespace hpdl

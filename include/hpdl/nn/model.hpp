@@ -1,7 +1,9 @@
 // A model: a chain of layers over one contiguous parameter buffer and one contiguous
 // gradient buffer (llm.c style). Zeroing gradients is one memset, MPI_Allreduce works in
 // place on grads(), and each layer holds spans into both. Activations and their gradients
-// are allocated once at construction (in the Chain) for the fixed per-rank batch.
+// are allocated once at construction (in the Chain) for the fixed per-rank batch. Every
+// buffer lives on the backend's device: code above the backend passes params()/grads() to
+// backend operations and reads or writes values only through the host views below.
 #pragma once
 #include <functional>
 #include <memory>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "hpdl/core/buffer.hpp"
+#include "hpdl/core/host_mirror.hpp"
 #include "hpdl/core/range.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "hpdl/nn/chain.hpp"
@@ -36,6 +39,7 @@ class Model {
   // Deterministic initialisation from the seed (same on every rank).
   void init_params(uint64_t seed);
 
+  // Device memory (see above).
   std::span<float> params() { return params_.span(); }
   std::span<float> grads() { return grads_.span(); }
   std::span<const float> params() const { return params_.span(); }
@@ -43,8 +47,17 @@ class Model {
   const std::vector<ParamSegment>& segments() const { return segments_; }
   int64_t num_params() const { return params_.size(); }
 
-  float* input() { return input_.data(); }                 // the batch is copied here
-  const float* output() const { return chain_.output(); }  // logits [N, K]
+  // Host views: dst/src hold num_params() values. to_host waits for the device's work.
+  void params_to_host(std::span<float> dst) const;
+  std::vector<float> params_to_host() const;
+  void params_from_host(std::span<const float> src);
+  void grads_to_host(std::span<float> dst) const;
+
+  // The batch: the data reader writes [N, ...] into input_host(), upload_input() makes it
+  // the model's input (on the CPU backends they are one buffer and the upload is free).
+  float* input_host() { return input_host_.data(); }
+  void upload_input() { input_host_.upload(); }
+  const float* output() const { return chain_.output(); }  // logits [N, K], device memory
   float* output_grad() { return output_grad_.data(); }     // the loss writes dlogits here
   const Shape& input_shape() const { return chain_.input_shape(); }
   const Shape& output_shape() const { return chain_.output_shape(); }
@@ -72,9 +85,10 @@ class Model {
   // kernels the loss.
   VectorOps& ops() { return kernels_->ops(); }
   KernelFactory& kernels() { return *kernels_; }
+  Device& device() { return kernels_->device(); }
   // Times each layer's forward and backward (null: off).
   void set_profiler(Profiler* p) {
-    if (p) p->set_timeline(&kernels_->timeline());
+    if (p) p->set_timeline(&kernels_->device().timeline());
     chain_.set_profiler(p);
   }
 
@@ -82,6 +96,7 @@ class Model {
   std::unique_ptr<KernelFactory> kernels_;  // outlives the kernels the layers hold
   Chain chain_;
   Buffer input_, output_grad_;
+  HostMirror input_host_;
   Buffer params_, grads_;
   std::vector<ParamSegment> segments_;
   std::vector<Range> layer_params_;

@@ -16,24 +16,35 @@
 // all are paused every rank enters one collective in which rank 0 reads every shard and
 // gathers the workers' state (position, local parameters, DC-ASGD backup and mean
 // squares), writes the checkpoint, and all carry on, or stop after a signal.
+//
+// Files: ps_server.cpp (the server loop, snapshots, progress, when to checkpoint),
+// ps_worker.cpp (the worker loop, pull, push), async_trainer.cpp (start, the checkpoint
+// collective, evaluation of the snapshots); the rules are update_rules.hpp, the worker's
+// checkpointed state and its transfer ps_checkpoint.hpp. A worker's parameters and pending
+// gradient live on its backend's device; pulls and pushes go through host mirrors of them
+// (no copy on the CPU backends), and servers hold host memory only.
 #pragma once
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/config/config.hpp"
+#include "hpdl/core/host_mirror.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/sampler.hpp"
-#include "hpdl/comm/comm.hpp"
 #include "hpdl/dist/param_shards.hpp"
-#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
-#include "hpdl/train/checkpointer.hpp"
 #include "hpdl/optim/lr_schedule.hpp"
+#include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/finite_guard.hpp"
 #include "hpdl/train/model_selection.hpp"
 #include "hpdl/train/passes.hpp"
+#include "hpdl/train/ps_checkpoint.hpp"
 #include "hpdl/train/trainer.hpp"
+#include "hpdl/train/update_rules.hpp"
 
 namespace hpdl {
 
@@ -44,7 +55,7 @@ class AsyncTrainer {
                Watchdog& watchdog, Profiler* prof = nullptr);
   ~AsyncTrainer();
 
-  // Collective. Afterwards model.params() holds the final parameters on every rank, unless a
+  // Collective. Afterwards the model holds the final parameters on every rank, unless a
   // stop signal ended training at a checkpoint (stopped_by() != 0, no history). With `from`,
   // continues that checkpoint (the model must already hold its parameters).
   std::vector<EpochStats> run(const TrainHooks& hooks, Checkpointer* ckpt = nullptr,
@@ -64,25 +75,38 @@ class AsyncTrainer {
     int64_t pushes;  // updates applied (shard 0's version)
     std::vector<float> params;
   };
+  // ---- server (ps_server.cpp) ----
   void serve();
   void snapshot(int64_t epoch);
   // Server 0: the progress hooks (live at most every 0.2 s; a line per snapshot epoch).
   void report_progress(bool epoch_done);
+  // Server 0: whether to request a checkpoint now; *stop = it ends the run.
+  bool checkpoint_wanted(bool* stop);
+
+  // ---- worker (ps_worker.cpp) ----
   void work();
-  // Worker: a checkpoint was requested (and a local stop signal was reported to server 0).
+  // One training step at the worker's position (step s of the epoch).
+  void train_step(ShardPlan& plan, int64_t epoch, int64_t s);
+  // Counts a finished epoch (and its progress figures) on server 0.
+  void count_epoch(int64_t epoch);
+  // Until every worker is done, answers checkpoint requests.
+  void wait_for_the_others(int64_t epoch);
+  // A checkpoint was requested (and a local stop signal was reported to server 0).
   // request_pending() is the same without arming the watchdog (the caller does).
   bool checkpoint_requested();
   bool request_pending();
-  // Worker: push what is pending, count itself paused, join the checkpoint. True = stop.
+  // Push what is pending, count itself paused, join the checkpoint. True = stop.
   bool pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch);
-  // Server 0: whether to request a checkpoint now; *stop = it ends the run.
-  bool checkpoint_wanted(bool* stop);
+  void pull();
+  void push();
+  // The host buffers a worker checkpoints: its parameters, then its rule's state.
+  std::vector<NamedValues> worker_buffers();
+
+  // ---- both (async_trainer.cpp) ----
   // Collective: rank 0 writes the checkpoint from the shards and every worker's state.
   // Returns whether the run stops here (on every rank).
   bool checkpoint_collective(int64_t epoch, int64_t step_in_epoch);
   void restore(const Checkpoint& c);
-  void pull();
-  void push();
   std::vector<EpochStats> evaluate_snapshots(const TrainHooks& hooks);
 
   const Config& cfg_;
@@ -90,7 +114,7 @@ class AsyncTrainer {
   const Comm& comm_;
   Model& model_;
   const std::vector<Range> decayed_;  // where L2 applies
-  const Splits splits_;  // pointers to the caller's splits
+  const Splits splits_;               // pointers to the caller's splits
   Watchdog& watchdog_;
   int workers_;
   ParamShards shards_;
@@ -105,35 +129,37 @@ class AsyncTrainer {
   FinalModel final_;
 
   // worker state
-  int64_t step_ = 0, pending_steps_ = 0, pushes_since_pull_ = 0;
-  float lr_ = 0;        // the learning rate of the current step
-  Buffer pending_;      // gradient sum since the last push
-  Buffer update_;       // Downpour: -lr * pending
-  Buffer w_bak_;        // DC-ASGD: the parameters of the last pull
-  Buffer mean_square_;  // DC-ASGD adaptive: MS_t per element
-  std::vector<int64_t> pulled_versions_, prev_versions_;
+  WorkerState pos_;  // position and per-epoch sums (what a checkpoint carries)
+  int64_t pending_steps_ = 0;
+  float lr_ = 0;                             // the learning rate of the current step
+  Buffer pending_;                           // gradient sum since the last push, on the device
+  HostMirror pending_host_, params_host_;    // what pushes read and pulls write
+  std::unique_ptr<VectorOps> own_host_ops_;  // when the device's ops are not host ops
+  std::unique_ptr<UpdateRule> rule_;
+  std::vector<int64_t> prev_versions_;
   RmaStats rma_;
   double work_s_ = 0;
   int64_t epoch_staleness_ = 0, epoch_pushes_ = 0;  // this epoch's, for server 0's progress
-  std::vector<double> epoch_loss_, epoch_samples_, epoch_steps_;
 
   // checkpoints
   Checkpointer* ckpt_ = nullptr;
   int64_t handled_ = 0;  // checkpoint requests answered
   bool signal_reported_ = false;
   int stopped_by_ = 0;
-  int64_t first_epoch_ = 1, first_step_ = 0;  // a resumed worker's position
   int64_t next_ckpt_version_ = 0;
   double last_ckpt_t_ = 0, t_before_ = 0;  // t_before_: training time before a resume
+  double t0_ = 0;
 
   // server 0 state
   const TrainHooks* hooks_ = nullptr;
   ServerProgress progress_;
   double last_progress_t_ = 0, epoch_start_t_ = 0;
   int64_t epoch_start_pushes_ = 0, epoch_start_steps_ = 0;
-  double t0_ = 0;
   std::vector<Snapshot> snapshots_;
   int64_t total_pushes_ = 0;
 };
+
+// Seconds on a steady clock (differences only).
+double ps_wall_s();
 
 }  // namespace hpdl

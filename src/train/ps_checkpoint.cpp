@@ -1,0 +1,85 @@
+// The parameter-server checkpoint protocol (see the header).
+#include "hpdl/train/ps_checkpoint.hpp"
+
+#include <algorithm>
+
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+namespace {
+// Point-to-point tags of the protocol: a worker's header (state and buffer names), then
+// each buffer in the header's order.
+constexpr int kTagHeader = 21;
+constexpr int kTagBuffer = 22;
+
+std::string worker_key(int k) { return "worker" + std::to_string(k); }
+}  // namespace
+
+void to_json(nlohmann::json& j, const WorkerState& w) {
+  j = {{"epoch", w.epoch},
+       {"step_in_epoch", w.step_in_epoch},
+       {"step", w.step},
+       {"pushes_since_pull", w.pushes_since_pull},
+       {"pulled_versions", w.pulled_versions},
+       {"epoch_loss", w.epoch_loss},
+       {"epoch_samples", w.epoch_samples},
+       {"epoch_steps", w.epoch_steps}};
+}
+
+void from_json(const nlohmann::json& j, WorkerState& w) {
+  j.at("epoch").get_to(w.epoch);
+  j.at("step_in_epoch").get_to(w.step_in_epoch);
+  j.at("step").get_to(w.step);
+  j.at("pushes_since_pull").get_to(w.pushes_since_pull);
+  j.at("pulled_versions").get_to(w.pulled_versions);
+  j.at("epoch_loss").get_to(w.epoch_loss);
+  j.at("epoch_samples").get_to(w.epoch_samples);
+  j.at("epoch_steps").get_to(w.epoch_steps);
+}
+
+void send_worker(const Comm& comm, const WorkerState& w, const std::vector<NamedValues>& buffers) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const NamedValues& b : buffers) names.push_back(b.name);
+  comm.send(nlohmann::json{{"state", w}, {"buffers", names}}.dump(), 0, kTagHeader);
+  for (const NamedValues& b : buffers)
+    comm.send(b.values.data(), static_cast<int64_t>(b.values.size()), 0, kTagBuffer);
+}
+
+std::vector<WorkerState> gather_workers(const Comm& comm, int first_worker, int64_t n,
+                                        Checkpoint& c) {
+  std::vector<WorkerState> out;
+  for (int r = first_worker; r < comm.size(); ++r) {
+    const nlohmann::json header = nlohmann::json::parse(comm.recv_string(r, kTagHeader));
+    for (const auto& name : header.at("buffers")) {
+      std::vector<float> v(static_cast<size_t>(n));
+      comm.recv(v.data(), n, r, kTagBuffer);
+      c.buffers.push_back(
+          {worker_key(r - first_worker) + "." + name.get<std::string>(), std::move(v)});
+    }
+    out.push_back(header.at("state").get<WorkerState>());
+    c.extra["workers"].push_back(header.at("state"));
+  }
+  return out;
+}
+
+WorkerState restore_worker(const Checkpoint& c, int k, const std::vector<NamedValues>& buffers) {
+  const std::string key = worker_key(k);
+  if (!c.extra.contains("workers") || static_cast<int>(c.extra["workers"].size()) <= k)
+    throw AgreedError("checkpoint holds no state for parameter-server " + key);
+  WorkerState w;
+  try {
+    w = c.extra["workers"][k].get<WorkerState>();
+  } catch (const nlohmann::json::exception& e) {
+    throw AgreedError("checkpoint's state of " + key + " is malformed: " + e.what());
+  }
+  for (const NamedValues& b : buffers) {
+    const std::vector<float>* v = c.buffer(key + "." + b.name);
+    if (!v || v->size() != b.values.size())
+      throw AgreedError("checkpoint lacks " + key + "." + b.name + " of " +
+                        std::to_string(b.values.size()) + " values");
+    std::copy(v->begin(), v->end(), b.values.begin());
+  }
+  return w;
+}
+
+}  // namespace hpdl
