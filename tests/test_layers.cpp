@@ -303,6 +303,7 @@ TEST(Loss, SoftmaxCrossEntropyGradientAndValue) {
   EXPECT_NEAR(l, expect, 1e-6);
   float d[6];
   loss.backward(labels, 0.5f, d);
+  loss.probs_to_host();
   EXPECT_NEAR(d[2], (loss.probs()[2] - 1) * 0.5f, 1e-7);
   EXPECT_NEAR(d[3], (1.0f / 3 - 1) * 0.5f, 1e-6);
   EXPECT_EQ(loss.predicted(0), 2);

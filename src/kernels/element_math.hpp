@@ -126,9 +126,13 @@ inline void scalar_norm_backward(const float* dy, const float* xhat, int64_t M, 
 inline float batch_norm_apply(float x, float mean, float inv_std, float gamma, float beta) {
   return gamma * ((x - mean) * inv_std) + beta;
 }
-// A running statistic moved towards the batch's value.
-inline float running_update(float running, float batch_value, float momentum) {
-  return (1 - momentum) * running + momentum * batch_value;
+// A channel's running statistics moved towards its batch's (M values): the mean, and the
+// variance made unbiased (x M / (M - 1)); running = (1 - momentum) running + momentum batch.
+inline void update_running(float mean, float var, int64_t M, float momentum, float* running_mean,
+                           float* running_var) {
+  const float unbiased = M > 1 ? var * (float(M) / float(M - 1)) : var;
+  *running_mean = (1 - momentum) * *running_mean + momentum * mean;
+  *running_var = (1 - momentum) * *running_var + momentum * unbiased;
 }
 // One value of the batch-norm input gradient (the ScalarNorm form per channel).
 inline float batch_norm_dx(float dy, float xhat, float k, float mean_d, float mean_dx) {

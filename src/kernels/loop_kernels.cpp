@@ -163,9 +163,7 @@ class LoopBatchNorm final : public BatchNormKernel {
           sum += *v, sq += double(*v) * *v;
       const double m = sum / M, v = std::max(0.0, sq / M - m * m);
       mean[c] = static_cast<float>(m), var[c] = static_cast<float>(v);
-      running_mean[c] = math::running_update(running_mean[c], mean[c], d_.momentum);
-      const float unbiased = M > 1 ? static_cast<float>(v * M / (M - 1)) : var[c];
-      running_var[c] = math::running_update(running_var[c], unbiased, d_.momentum);
+      math::update_running(mean[c], var[c], M, d_.momentum, &running_mean[c], &running_var[c]);
     }
     apply(x, gamma, beta, mean, var, y);
   }

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "element_math.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "loop_kernels.hpp"
@@ -358,26 +359,23 @@ class DnnlBatchNorm final : public BatchNormKernel {
       const auto cmd = plain({d.channels}, tag::x);
       const auto attr = user_scratchpad();
       const auto ss = normalization_flags::use_scale | normalization_flags::use_shift;
+      // Training writes mean and variance, inference reads them: the same arguments.
+      auto forward = [&](const dnnl::batch_normalization_forward::primitive_desc& pd) {
+        return make_step<dnnl::batch_normalization_forward>(be, pd,
+                                                            {{DNNL_ARG_SRC, md},
+                                                             {DNNL_ARG_DST, md},
+                                                             {DNNL_ARG_SCALE, cmd},
+                                                             {DNNL_ARG_SHIFT, cmd},
+                                                             {DNNL_ARG_MEAN, cmd},
+                                                             {DNNL_ARG_VARIANCE, cmd}});
+      };
       dnnl::batch_normalization_forward::primitive_desc train_pd(
           {dnnl::prop_kind::forward_training, md, d.eps, ss}, attr, be.engine);
-      train_ = make_step<dnnl::batch_normalization_forward>(be, train_pd,
-                                                            {{DNNL_ARG_SRC, md},
-                                                             {DNNL_ARG_DST, md},
-                                                             {DNNL_ARG_SCALE, cmd},
-                                                             {DNNL_ARG_SHIFT, cmd},
-                                                             {DNNL_ARG_MEAN, cmd},
-                                                             {DNNL_ARG_VARIANCE, cmd}});
-      dnnl::batch_normalization_forward::primitive_desc infer_pd(
-          {dnnl::prop_kind::forward_inference, md, d.eps,
-           ss | normalization_flags::use_global_stats},
-          attr, be.engine);
-      infer_ = make_step<dnnl::batch_normalization_forward>(be, infer_pd,
-                                                            {{DNNL_ARG_SRC, md},
-                                                             {DNNL_ARG_DST, md},
-                                                             {DNNL_ARG_SCALE, cmd},
-                                                             {DNNL_ARG_SHIFT, cmd},
-                                                             {DNNL_ARG_MEAN, cmd},
-                                                             {DNNL_ARG_VARIANCE, cmd}});
+      train_ = forward(train_pd);
+      infer_ = forward({{dnnl::prop_kind::forward_inference, md, d.eps,
+                         ss | normalization_flags::use_global_stats},
+                        attr,
+                        be.engine});
       dnnl::batch_normalization_backward::primitive_desc bwd_pd(
           {dnnl::prop_kind::backward, md, md, d.eps, ss}, attr, be.engine, train_pd);
       bwd_ = make_step<dnnl::batch_normalization_backward>(be, bwd_pd,
@@ -401,12 +399,9 @@ class DnnlBatchNorm final : public BatchNormKernel {
                 {DNNL_ARG_SHIFT, beta},
                 {DNNL_ARG_MEAN, mean},
                 {DNNL_ARG_VARIANCE, var}});
-    const int64_t M = d_.batch * d_.spatial;
-    const float unbias = M > 1 ? float(M) / float(M - 1) : 1.0f;
-    for (int64_t c = 0; c < d_.channels; ++c) {
-      running_mean[c] = (1 - d_.momentum) * running_mean[c] + d_.momentum * mean[c];
-      running_var[c] = (1 - d_.momentum) * running_var[c] + d_.momentum * var[c] * unbias;
-    }
+    for (int64_t c = 0; c < d_.channels; ++c)
+      math::update_running(mean[c], var[c], d_.batch * d_.spatial, d_.momentum, &running_mean[c],
+                           &running_var[c]);
   }
   void forward_inference(const float* x, const float* gamma, const float* beta,
                          const float* running_mean, const float* running_var, float* y) override {

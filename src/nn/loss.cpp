@@ -9,13 +9,12 @@ SoftmaxCrossEntropy::SoftmaxCrossEntropy(KernelFactory& kernels, int64_t batch, 
       probs_(batch * classes, kernels.device()),
       probs_host_(kernels.device(), probs_.span()) {}
 
-// The loss is returned to the host: the one value a step reads back. The probabilities
-// follow it for predicted() (a copy only off the host: N x K floats).
+// The loss is returned to the host: the one value a training step reads back.
 double SoftmaxCrossEntropy::forward(const float* logits, const int32_t* labels, int64_t n_valid) {
-  const double sum = kernel_->forward(logits, labels, n_valid, probs_.data());
-  probs_host_.download();
-  return sum;
+  return kernel_->forward(logits, labels, n_valid, probs_.data());
 }
+
+void SoftmaxCrossEntropy::probs_to_host() { probs_host_.download(); }
 
 void SoftmaxCrossEntropy::backward(const int32_t* labels, float scale, float* dlogits) {
   kernel_->backward(probs_.data(), labels, scale, dlogits);

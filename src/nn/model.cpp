@@ -65,9 +65,15 @@ void Model::init_params(uint64_t seed) {
   params_from_host(host);
 }
 
+// Every host view holds the whole flat vector (a wrong size is a bug, not bad input).
+void Model::require_host_size(size_t n, const char* what) const {
+  HPDL_REQUIRE(static_cast<int64_t>(n) == num_params(),
+               std::string("a host copy of the ") + what + " has " + std::to_string(n) +
+                   " values for a model of " + std::to_string(num_params()));
+}
+
 void Model::params_to_host(std::span<float> dst) const {
-  HPDL_REQUIRE(static_cast<int64_t>(dst.size()) == num_params(),
-               "a host copy of the parameters needs " + std::to_string(num_params()) + " floats");
+  require_host_size(dst.size(), "parameters");
   kernels_->device().copy_to_host(dst.data(), params_.data(), dst.size_bytes());
 }
 
@@ -78,15 +84,12 @@ std::vector<float> Model::params_to_host() const {
 }
 
 void Model::params_from_host(std::span<const float> src) {
-  HPDL_REQUIRE(static_cast<int64_t>(src.size()) == num_params(),
-               "parameters from the host: " + std::to_string(src.size()) +
-                   " values for a model of " + std::to_string(num_params()));
+  require_host_size(src.size(), "parameters");
   kernels_->device().copy_from_host(params_.data(), src.data(), src.size_bytes());
 }
 
 void Model::grads_to_host(std::span<float> dst) const {
-  HPDL_REQUIRE(static_cast<int64_t>(dst.size()) == num_params(),
-               "a host copy of the gradients needs " + std::to_string(num_params()) + " floats");
+  require_host_size(dst.size(), "gradients");
   kernels_->device().copy_to_host(dst.data(), grads_.data(), dst.size_bytes());
 }
 

@@ -3,7 +3,6 @@
 // of server 0's snapshots once everyone is done.
 #include "hpdl/train/async_trainer.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <csignal>
 
@@ -11,10 +10,6 @@
 #include "hpdl/core/stop_signal.hpp"
 
 namespace hpdl {
-
-double ps_wall_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, const Splits& splits,
                            Watchdog& watchdog, Profiler* prof)
@@ -74,7 +69,7 @@ std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks, Checkpointer*
     WatchdogScope guard(watchdog_, "parameter-server start", 0);
     comm_.barrier();
   }
-  t0_ = ps_wall_s() - t_before_;
+  t0_ = wall_s() - t_before_;
   last_ckpt_t_ = t_before_;
   hooks_ = &hooks;
   epoch_start_t_ = t_before_;
@@ -106,7 +101,7 @@ bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
     RmaStats unused;
     shards_.pull(c.params, versions, unused);  // every worker waits: the shards are still
     c.global_step = versions[0];               // updates applied
-    c.elapsed_s = ps_wall_s() - t0_;
+    c.elapsed_s = wall_s() - t0_;
     c.counters.push_back({"ps.versions", versions});
     c.counters.push_back({"ps.worker_epochs", {shards_.read(0, ParamShards::kWorkerEpochs)}});
     std::vector<int64_t> meta;
@@ -126,7 +121,7 @@ bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
     ckpt_->write(std::move(c));
     stop = shards_.read(0, ParamShards::kStop) > 0 ? 1 : 0;
     shards_.add(0, ParamShards::kPaused, -workers_);
-    last_ckpt_t_ = ps_wall_s() - t0_;
+    last_ckpt_t_ = wall_s() - t0_;
   }
   // Nobody moves on before rank 0 has read the shards and written the file.
   comm_.broadcast(&stop, 1, 0);
@@ -158,18 +153,11 @@ void AsyncTrainer::restore(const Checkpoint& c) {
     }
     return;
   }
-  WorkerState saved = restore_worker(c, me - shards_.servers(), worker_buffers());
+  pos_ = restore_worker(c, me - shards_.servers(), worker_buffers());
   params_host_.upload();
-  // Per-epoch sums of a run with fewer epochs than this one fill its first epochs.
-  auto per_epoch = [](const std::vector<double>& from, std::vector<double>& to) {
-    for (size_t e = 0; e < from.size() && e < to.size(); ++e) to[e] = from[e];
-  };
-  per_epoch(saved.epoch_loss, pos_.epoch_loss);
-  per_epoch(saved.epoch_samples, pos_.epoch_samples);
-  per_epoch(saved.epoch_steps, pos_.epoch_steps);
-  saved.epoch_loss = pos_.epoch_loss, saved.epoch_samples = pos_.epoch_samples;
-  saved.epoch_steps = pos_.epoch_steps;
-  pos_ = std::move(saved);
+  // A run resumed with another number of epochs: per-epoch sums for this run's epochs.
+  for (auto* v : {&pos_.epoch_loss, &pos_.epoch_samples, &pos_.epoch_steps})
+    v->resize(cfg_.train.epochs, 0.0);
 }
 
 // ---- after training ----

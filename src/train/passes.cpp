@@ -66,6 +66,7 @@ double Evaluator::run(H5Split& split, int64_t step) {
     for (int64_t i = n; i < B; ++i) labels_[i] = 0;
     model_.forward(Pass{});
     loss_sum += loss_.forward(model_.output(), labels_.data(), n);
+    loss_.probs_to_host();
     for (int64_t i = 0; i < n; ++i) confusion_.add(labels_[i], loss_.predicted(i));
   }
   WatchdogScope guard(watchdog_, "evaluation allreduce", step);

@@ -85,14 +85,14 @@ void AsyncTrainer::snapshot(int64_t epoch) {
   RmaStats unused;
   std::vector<int64_t> versions(shards_.servers());
   shards_.pull(s.params, versions, unused);
-  s.t = ps_wall_s() - t0_;
+  s.t = wall_s() - t0_;
   s.pushes = versions[0];  // every push updates every shard
   snapshots_.push_back(std::move(s));
 }
 
 void AsyncTrainer::report_progress(bool epoch_done) {
   if (!hooks_->on_server_progress && !hooks_->on_server_epoch) return;
-  const double t = ps_wall_s() - t0_;
+  const double t = wall_s() - t0_;
   if (!epoch_done && t - last_progress_t_ < 0.2) return;
   last_progress_t_ = t;
   ServerProgress& p = progress_;
@@ -121,7 +121,7 @@ bool AsyncTrainer::checkpoint_wanted(bool* stop) {
   const CheckpointConfig& c = ckpt_->config();
   *stop = c.on_signal && (stop_signal() || shards_.read(0, ParamShards::kSignals) > 0);
   if (*stop) return true;
-  const double t = ps_wall_s() - t0_;
+  const double t = wall_s() - t0_;
   if (c.every_s > 0 && t - last_ckpt_t_ >= c.every_s) {
     last_ckpt_t_ = t;
     return true;

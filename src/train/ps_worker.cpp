@@ -36,7 +36,7 @@ void AsyncTrainer::work() {
     WatchdogScope guard(watchdog_, "worker done count", pos_.step);
     for (int s = 0; s < shards_.servers(); ++s) shards_.add(s, ParamShards::kWorkersDone, 1);
   }
-  work_s_ = ps_wall_s() - t0_;
+  work_s_ = wall_s() - t0_;
   wait_for_the_others(stopped ? epoch - 1 : epoch);
 }
 

@@ -29,8 +29,8 @@ class Branches final : public Layer {
  private:
   std::vector<std::pair<std::string, Chain>> branches_;
   Combine combine_;
-  int64_t rows_ = 0;  // product of all output dims but the last
-  int64_t in_numel_ = 0;
+  int64_t rows_ = 0;               // product of all output dims but the last
+  int64_t in_numel_ = 0;           // of the input (dx_scratch_'s size, allocated in bind)
   std::vector<int64_t> widths_;    // last-axis width of each branch's output
   int64_t width_ = 0;              // of the joined output
   std::vector<Buffer> branch_dy_;  // concat: each branch's slice of dy, contiguous

@@ -1,8 +1,8 @@
 // A sequence of layers with its own activation storage: the body of a Model, and of each
 // branch of a Branches layer. The input (and its gradient) are pointers the caller
 // passes per call; every later activation and activation gradient lives in buffers of the
-// backend's device, allocated once in bind(). A view layer (flatten) shares its input's storage; it
-// may not be the last layer of a chain.
+// backend's device, allocated once in bind(). A view layer (flatten) shares its input's
+// storage; it may not be the last layer of a chain.
 #pragma once
 #include <functional>
 #include <memory>

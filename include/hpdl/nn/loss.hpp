@@ -21,9 +21,11 @@ class SoftmaxCrossEntropy {
   double forward(const float* logits, const int32_t* labels, int64_t n_valid);
   void backward(const int32_t* labels, float scale, float* dlogits);
 
-  // Arg-max class of row n after forward (reads the host copy of the probabilities).
+  // Evaluation only (training never needs it): copies the last forward's probabilities to
+  // the host (nothing to copy on the CPU backends), for predicted() and probs().
+  void probs_to_host();
+  // Arg-max class of row n, from the host copy.
   int32_t predicted(int64_t n) const;
-  // The probabilities of the last forward, on the host.
   const float* probs() const { return probs_host_.data(); }
 
  private:

@@ -93,6 +93,8 @@ class Model {
   }
 
  private:
+  void require_host_size(size_t n, const char* what) const;
+
   std::unique_ptr<KernelFactory> kernels_;  // outlives the kernels the layers hold
   Chain chain_;
   Buffer input_, output_grad_;

@@ -32,6 +32,7 @@
 #include "hpdl/comm/watchdog.hpp"
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/host_mirror.hpp"
+#include "hpdl/core/timeline.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/sampler.hpp"
 #include "hpdl/dist/param_shards.hpp"
@@ -75,6 +76,9 @@ class AsyncTrainer {
     int64_t pushes;  // updates applied (shard 0's version)
     std::vector<float> params;
   };
+  // Seconds on the host's steady clock (differences only).
+  static double wall_s() { return 1e-9 * static_cast<double>(HostTimeline::now()); }
+
   // ---- server (ps_server.cpp) ----
   void serve();
   void snapshot(int64_t epoch);
@@ -158,8 +162,5 @@ class AsyncTrainer {
   std::vector<Snapshot> snapshots_;
   int64_t total_pushes_ = 0;
 };
-
-// Seconds on a steady clock (differences only).
-double ps_wall_s();
 
 }  // namespace hpdl

@@ -24,8 +24,9 @@ struct WorkerState {
   std::vector<int64_t> pulled_versions;                        // per shard, at the last pull
   std::vector<double> epoch_loss, epoch_samples, epoch_steps;  // per epoch, this worker's
 };
-void to_json(nlohmann::json& j, const WorkerState& w);
-void from_json(const nlohmann::json& j, WorkerState& w);
+// The one encoding: a JSON object keyed by the field names (from_json throws on a missing key).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerState, epoch, step_in_epoch, step, pushes_since_pull,
+                                   pulled_versions, epoch_loss, epoch_samples, epoch_steps)
 
 // One host buffer a worker carries in a checkpoint.
 struct NamedValues {
