@@ -170,6 +170,16 @@ mount --make-rslave "$root/sys"
 mount --bind /dev "$root/dev"
 mount --bind /dev/pts "$root/dev/pts"
 if mountpoint -q /dev/shm; then mount --bind /dev/shm "$root/dev/shm"; fi
+# NVIDIA's CUDA toolkit is not a Debian package: where this machine has one (this one and
+# CI do, without a GPU), the new root gets it read-only at the same path, as a cluster's
+# CUDA module would provide it, so the CUDA backend is built and its host tests run there.
+cuda_dir=$(readlink -f /usr/local/cuda 2>/dev/null || true)
+if [ -n "$cuda_dir" ] && [ -x "$cuda_dir/bin/nvcc" ]; then
+  mkdir -p "$root$cuda_dir"
+  mount --bind "$cuda_dir" "$root$cuda_dir"
+  mount -o remount,bind,ro "$root$cuda_dir"
+  [ "$cuda_dir" = /usr/local/cuda ] || ln -sfn "$cuda_dir" "$root/usr/local/cuda"
+fi
 say "fresh Debian $suite root ready in $(($(date +%s) - t0)) s at $root (HEAD $(git rev-parse --short HEAD))"
 
 env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

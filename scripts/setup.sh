@@ -23,7 +23,13 @@ fi
 
 # A failed configure or compile stops here with the tool's own error lines; the full log
 # stays in build/. (No stale binary is ever tested: the build must succeed.)
-echo "== building hpdl (build/)"
+# The CUDA backend is built when NVIDIA's CUDA toolkit is there (nvcc on PATH, or the usual
+# /usr/local/cuda); it is not a Debian package and is not installed here. No GPU is needed
+# to build it.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+echo "== building hpdl (build/; CUDA backend: $(command -v nvcc >/dev/null && echo "with $(command -v nvcc)" || echo "no nvcc, not built"))"
 source scripts/cmake_steps.sh
 cmake_configure setup build -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake_compile setup build

@@ -104,7 +104,7 @@ std::unique_ptr<Layer> make_layer(const LayerConfig& lc, TableReader& r) {
 }  // namespace
 
 std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
-                                   const std::string& backend) {
+                                   const std::string& backend, int local_rank) {
   std::vector<std::unique_ptr<Layer>> layers;
   std::map<std::string, int> count;
   for (const auto& lc : cfg.layers) {
@@ -142,7 +142,8 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
   }
   Shape input{{batch}};
   for (auto d : cfg.input) input.dims.push_back(d);
-  auto model = std::make_unique<Model>(std::move(layers), input, make_kernel_factory(backend));
+  auto model =
+      std::make_unique<Model>(std::move(layers), input, make_kernel_factory(backend, local_rank));
   const Shape& out = model->output_shape();
   if (out.rank() != 2 || out[1] != cfg.classes) {
     throw Error("model: the last layer outputs " + out.str() +

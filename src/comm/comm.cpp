@@ -45,6 +45,16 @@ MPI_Datatype mpi_type<char>() { return MPI_CHAR; }
 int piece(int64_t n, int64_t off) { return static_cast<int>(std::min(kPiece, n - off)); }
 }  // namespace
 
+int Comm::node_rank() const {
+  MPI_Comm node = MPI_COMM_NULL;
+  HPDL_CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  int r = 0;
+  const int rc = MPI_Comm_rank(node, &r);
+  MPI_Comm_free(&node);
+  HPDL_CHECK_MPI(rc);
+  return r;
+}
+
 void Comm::wait_all(int n, MPI_Request* requests) const {
   while (true) {
     int done = 0;

@@ -121,7 +121,14 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
     c.run.name = r.get_string("name", "");
     c.run.output_dir = r.get_string("output_dir", "outputs");
     c.run.overwrite = r.get_bool("overwrite", false);
-    c.run.backend = r.get_string("backend", "onednn", {"onednn", "reference"});
+    // run.device picks the default backend; the two must agree where both are given.
+    const std::string device = r.get_string("device", "", {"cpu", "gpu"});
+    c.run.backend = r.get_string("backend", device == "gpu" ? "cuda" : c.run.backend,
+                                 {"onednn", "reference", "cuda"});
+    c.run.device = c.run.backend == "cuda" ? "gpu" : "cpu";
+    if (!device.empty() && device != c.run.device)
+      throw Error(where + ": run.device = \"" + device + "\" but run.backend = \"" + c.run.backend +
+                  "\" runs on the " + c.run.device + " (set one of them)");
     // Every wait for another rank is bounded by it: 0 would mean no bound at all.
     c.run.watchdog_s = r.get_double_above("watchdog_s", 600.0, 0.0, kInf);
     r.finish();

@@ -1,44 +1,47 @@
 // The per-element and per-row arithmetic of the backends' loops, written once: the
 // reference backend calls these in plain loops, the CPU backend in OpenMP SIMD loops (and a
 // CUDA backend will mark them __host__ __device__ and call them from its kernels, so the
-// host tests check the arithmetic the GPU runs). Private to kernels/.
+// host tests check the arithmetic the GPU runs): every function here is HPDL_HD. Private to
+// kernels/.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "hpdl/core/fast_math.hpp"
+#include "hpdl/core/hd.hpp"
+#include "hpdl/core/rng.hpp"
 #include "hpdl/kernels/vector_ops.hpp"
 
 namespace hpdl::math {
 
 // SGD with momentum on one element: v = mu v + g; w -= lr v.
-inline void sgd_momentum(float lr, float mu, float g, float& v, float& w) {
+HPDL_HD inline void sgd_momentum(float lr, float mu, float g, float& v, float& w) {
   v = mu * v + g;
   w -= lr * v;
 }
 
 // Adam on one element (see AdamStep).
-inline void adam(const AdamStep& s, float g, float& m, float& v, float& w) {
+HPDL_HD inline void adam(const AdamStep& s, float g, float& m, float& v, float& w) {
   m = s.beta1 * m + (1 - s.beta1) * g;
   v = s.beta2 * v + (1 - s.beta2) * g * g;
   w -= s.step * m / (std::sqrt(v) * s.inv_sqrt_c2 + s.eps);
 }
 
 // Exponential mean of squares on one element.
-inline float mean_square(float decay, float g, float ms) {
+HPDL_HD inline float mean_square(float decay, float g, float ms) {
   return decay * ms + (1 - decay) * g * g;
 }
 
 // DC-ASGD on one element (see DcAsgdStep); ms is read only when adaptive.
-inline float dcasgd(const DcAsgdStep& s, float g, float bak, float ms, float w) {
+HPDL_HD inline float dcasgd(const DcAsgdStep& s, float g, float bak, float ms, float w) {
   const float lam = s.adaptive ? s.lambda0 / std::sqrt(ms + s.eps) : s.lambda;
   return w - s.lr * (g + lam * g * g * (w - bak));
 }
 
 // Softmax of one row of K logits into p, max-shifted with the log-sum-exp in double;
 // returns -log p[label] (label < 0: not needed, returns 0).
-inline double softmax_row(const float* z, int64_t K, int32_t label, float* p) {
+HPDL_HD inline double softmax_row(const float* z, int64_t K, int32_t label, float* p) {
   float zmax = z[0];
   for (int64_t k = 1; k < K; ++k) zmax = std::max(zmax, z[k]);
   double sum = 0;
@@ -49,60 +52,87 @@ inline double softmax_row(const float* z, int64_t K, int32_t label, float* p) {
   return label < 0 ? 0.0 : log_sum - (double(z[label]) - zmax);
 }
 
+// Inverted dropout's mask value of element i of a sample: 1 / keep with probability keep,
+// else 0, drawn from the counter (sample << 24) ^ i (the same on any rank or device).
+HPDL_HD inline float dropout_mask(uint64_t key, uint64_t stream, int64_t sample, int64_t i,
+                                  float keep) {
+  const uint64_t counter = (static_cast<uint64_t>(sample) << 24) ^ static_cast<uint64_t>(i);
+  return random_uniform(key, stream, counter) < keep ? 1.0f / keep : 0.0f;
+}
+
 // The cross-entropy gradient of one logit: (p - onehot) * scale.
-inline float xent_grad(float p, bool is_label, float scale) {
+HPDL_HD inline float xent_grad(float p, bool is_label, float scale) {
   return (p - (is_label ? 1.0f : 0.0f)) * scale;
 }
 
-// One sample's LSTM gates at one step, vectorised over the H units. p, r: input and
-// recurrent pre-activations [G]; cp: c_{t-1} [H]; outputs: gates [G], c, tanh(c), h [H],
-// and h again into the layer's output row y.
-inline void lstm_cell_forward(const float* __restrict p, const float* __restrict r,
-                              const float* __restrict cp, float* __restrict gt, float* __restrict c,
-                              float* __restrict tc, float* __restrict h, float* __restrict y,
-                              int64_t H) {
-#pragma omp simd
-  for (int64_t j = 0; j < H; ++j) {
-    const float i = fast_sigmoid(p[j] + r[j]), f = fast_sigmoid(p[H + j] + r[H + j]);
-    const float g = fast_tanh(p[2 * H + j] + r[2 * H + j]);
-    const float o = fast_sigmoid(p[3 * H + j] + r[3 * H + j]);
-    const float cj = f * cp[j] + i * g, tcj = fast_tanh(cj);
-    gt[j] = i, gt[H + j] = f, gt[2 * H + j] = g, gt[3 * H + j] = o;
-    c[j] = cj, tc[j] = tcj;
-    h[j] = o * tcj;
-    y[j] = o * tcj;
-  }
+// Unit j of one sample's LSTM gates at one step. p, r: input and recurrent pre-activations
+// [G]; cp: c_{t-1} [H]; outputs: gates [G], c, tanh(c), h [H], and h again into the layer's
+// output row y. (A CUDA thread computes one (sample, unit); the CPU loops over j.)
+HPDL_HD inline void lstm_unit_forward(const float* __restrict p, const float* __restrict r,
+                                      const float* __restrict cp, float* __restrict gt,
+                                      float* __restrict c, float* __restrict tc,
+                                      float* __restrict h, float* __restrict y, int64_t H,
+                                      int64_t j) {
+  const float i = fast_sigmoid(p[j] + r[j]), f = fast_sigmoid(p[H + j] + r[H + j]);
+  const float g = fast_tanh(p[2 * H + j] + r[2 * H + j]);
+  const float o = fast_sigmoid(p[3 * H + j] + r[3 * H + j]);
+  const float cj = f * cp[j] + i * g, tcj = fast_tanh(cj);
+  gt[j] = i, gt[H + j] = f, gt[2 * H + j] = g, gt[3 * H + j] = o;
+  c[j] = cj, tc[j] = tcj;
+  h[j] = o * tcj;
+  y[j] = o * tcj;
 }
 
-// The same sample's gate gradients (backward): from dy and the carried dh, dc; updates the
-// carried dc for step t-1 and writes the pre-activation gradients d [G].
-inline void lstm_cell_backward(const float* __restrict gt, const float* __restrict tc,
-                               const float* __restrict cp, const float* __restrict dy,
-                               const float* __restrict dh, float* __restrict dc,
-                               float* __restrict d, int64_t H) {
+// One sample's LSTM gates at one step, vectorised over the H units.
+HPDL_HD inline void lstm_cell_forward(const float* __restrict p, const float* __restrict r,
+                                      const float* __restrict cp, float* __restrict gt,
+                                      float* __restrict c, float* __restrict tc,
+                                      float* __restrict h, float* __restrict y, int64_t H) {
 #pragma omp simd
-  for (int64_t j = 0; j < H; ++j) {
-    const float i = gt[j], f = gt[H + j], g = gt[2 * H + j], o = gt[3 * H + j];
-    const float dhj = dy[j] + dh[j];
-    const float dcj = dhj * o * (1 - tc[j] * tc[j]) + dc[j];
-    dc[j] = dcj * f;
-    d[j] = dcj * g * i * (1 - i);
-    d[H + j] = dcj * cp[j] * f * (1 - f);
-    d[2 * H + j] = dcj * i * (1 - g * g);
-    d[3 * H + j] = dhj * tc[j] * o * (1 - o);
-  }
+  for (int64_t j = 0; j < H; ++j) lstm_unit_forward(p, r, cp, gt, c, tc, h, y, H, j);
+}
+
+// Unit j of the same sample's gate gradients (backward): from dy and the carried dh, dc;
+// updates the carried dc for step t-1 and writes the pre-activation gradients d [G].
+HPDL_HD inline void lstm_unit_backward(const float* __restrict gt, const float* __restrict tc,
+                                       const float* __restrict cp, const float* __restrict dy,
+                                       const float* __restrict dh, float* __restrict dc,
+                                       float* __restrict d, int64_t H, int64_t j) {
+  const float i = gt[j], f = gt[H + j], g = gt[2 * H + j], o = gt[3 * H + j];
+  const float dhj = dy[j] + dh[j];
+  const float dcj = dhj * o * (1 - tc[j] * tc[j]) + dc[j];
+  dc[j] = dcj * f;
+  d[j] = dcj * g * i * (1 - i);
+  d[H + j] = dcj * cp[j] * f * (1 - f);
+  d[2 * H + j] = dcj * i * (1 - g * g);
+  d[3 * H + j] = dhj * tc[j] * o * (1 - o);
+}
+
+HPDL_HD inline void lstm_cell_backward(const float* __restrict gt, const float* __restrict tc,
+                                       const float* __restrict cp, const float* __restrict dy,
+                                       const float* __restrict dh, float* __restrict dc,
+                                       float* __restrict d, int64_t H) {
+#pragma omp simd
+  for (int64_t j = 0; j < H; ++j) lstm_unit_backward(gt, tc, cp, dy, dh, dc, d, H, j);
+}
+
+// Mean and 1 / std of M values from their sum and sum of squares (both in double).
+HPDL_HD inline float norm_inv_std(double sum, double sq, int64_t M, float eps, float* mean) {
+  const double m = sum / M, v = sq / M - m * m;
+  *mean = static_cast<float>(m);
+  return static_cast<float>(1.0 / std::sqrt((v > 0 ? v : 0.0) + eps));
 }
 
 // One sample of ScalarNorm forward: mean and variance in double; writes xhat, y and
 // returns 1 / std.
-inline float scalar_norm_forward(const float* x, int64_t M, float eps, float gamma, float beta,
-                                 float* xhat, float* y) {
+HPDL_HD inline float scalar_norm_forward(const float* x, int64_t M, float eps, float gamma,
+                                         float beta, float* xhat, float* y) {
   double sum = 0, sq = 0;
   for (int64_t i = 0; i < M; ++i) sum += x[i], sq += double(x[i]) * x[i];
-  const double mean = sum / M, var = std::max(0.0, sq / M - mean * mean);
-  const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
+  float mean;
+  const float inv = norm_inv_std(sum, sq, M, eps, &mean);
   for (int64_t i = 0; i < M; ++i) {
-    xhat[i] = (x[i] - static_cast<float>(mean)) * inv;
+    xhat[i] = (x[i] - mean) * inv;
     y[i] = gamma * xhat[i] + beta;
   }
   return inv;
@@ -110,8 +140,8 @@ inline float scalar_norm_forward(const float* x, int64_t M, float eps, float gam
 
 // One sample of ScalarNorm backward: adds the sums of dy and dy * xhat to *s, *sx and
 // writes dx (unless null).
-inline void scalar_norm_backward(const float* dy, const float* xhat, int64_t M, float gamma,
-                                 float inv_std, float* dx, double* s_out, double* sx_out) {
+HPDL_HD inline void scalar_norm_backward(const float* dy, const float* xhat, int64_t M, float gamma,
+                                         float inv_std, float* dx, double* s_out, double* sx_out) {
   double s = 0, sx = 0;
   for (int64_t i = 0; i < M; ++i) s += dy[i], sx += double(dy[i]) * xhat[i];
   *s_out = s, *sx_out = sx;
@@ -123,19 +153,19 @@ inline void scalar_norm_backward(const float* dy, const float* xhat, int64_t M, 
 }
 
 // Batch normalisation of one value with its channel's statistics.
-inline float batch_norm_apply(float x, float mean, float inv_std, float gamma, float beta) {
+HPDL_HD inline float batch_norm_apply(float x, float mean, float inv_std, float gamma, float beta) {
   return gamma * ((x - mean) * inv_std) + beta;
 }
 // A channel's running statistics moved towards its batch's (M values): the mean, and the
 // variance made unbiased (x M / (M - 1)); running = (1 - momentum) running + momentum batch.
-inline void update_running(float mean, float var, int64_t M, float momentum, float* running_mean,
-                           float* running_var) {
+HPDL_HD inline void update_running(float mean, float var, int64_t M, float momentum,
+                                   float* running_mean, float* running_var) {
   const float unbiased = M > 1 ? var * (float(M) / float(M - 1)) : var;
   *running_mean = (1 - momentum) * *running_mean + momentum * mean;
   *running_var = (1 - momentum) * *running_var + momentum * unbiased;
 }
 // One value of the batch-norm input gradient (the ScalarNorm form per channel).
-inline float batch_norm_dx(float dy, float xhat, float k, float mean_d, float mean_dx) {
+HPDL_HD inline float batch_norm_dx(float dy, float xhat, float k, float mean_d, float mean_dx) {
   return k * (dy - mean_d - xhat * mean_dx);
 }
 

@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "element_math.hpp"
-#include "hpdl/core/rng.hpp"
 
 namespace hpdl {
 namespace {
@@ -53,13 +52,10 @@ class LoopDropout final : public DropoutKernel {
   void forward(const float* x, const int64_t* sample_ids, uint64_t key, uint64_t stream,
                float* mask, float* y) override {
     const int64_t S = d_.per_sample;
-    const float keep = d_.keep, scale = 1.0f / d_.keep;
 #pragma omp parallel for if (parallel_)
     for (int64_t s = 0; s < d_.batch; ++s) {
-      const uint64_t sample = static_cast<uint64_t>(sample_ids[s]);
       for (int64_t i = 0; i < S; ++i) {
-        const uint64_t counter = (sample << 24) ^ static_cast<uint64_t>(i);
-        const float m = random_uniform(key, stream, counter) < keep ? scale : 0.0f;
+        const float m = math::dropout_mask(key, stream, sample_ids[s], i, d_.keep);
         mask[s * S + i] = m;
         y[s * S + i] = x[s * S + i] * m;
       }

@@ -1,14 +1,33 @@
-// The one place that maps a backend name to its kernels. A CUDA backend registers here
-// (behind the CMake option) when it exists; layers never test which backend they run on.
+// The one place that maps a backend name to its kernels. The CUDA backend is compiled in
+// when CMake's HPDL_CUDA found nvcc and cuBLAS (HPDL_HAVE_CUDA, set on this file only);
+// layers never test which backend they run on.
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
 
 namespace hpdl {
 
-std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend) {
+bool cuda_backend_built() {
+#ifdef HPDL_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank) {
   if (backend == "onednn") return make_onednn_kernels();
   if (backend == "reference") return make_reference_kernels();
-  throw Error("unknown backend '" + backend + "' (known: onednn, reference)");
+  if (backend == "cuda") {
+#ifdef HPDL_HAVE_CUDA
+    return make_cuda_kernels(local_rank);
+#else
+    (void)local_rank;
+    throw Error(
+        "run.backend = \"cuda\": this hpdl was built without the CUDA backend "
+        "(configure with -DHPDL_CUDA=ON on a machine with nvcc and cuBLAS)");
+#endif
+  }
+  throw Error("unknown backend '" + backend + "' (known: onednn, reference, cuda)");
 }
 
 }  // namespace hpdl

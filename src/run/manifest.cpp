@@ -23,7 +23,8 @@ std::string utc_now() {
   return buf;
 }
 
-nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::string& command_line) {
+nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::string& command_line,
+                             const std::string& device) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   const auto hosts = comm.allgather(host);
@@ -62,6 +63,7 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
       {"command", command_line},
       {"config", cfg.source},
       {"backend", cfg.run.backend},
+      {"devices", comm.allgather(device)},  // per rank
       {"mode", cfg.distributed.mode},
       {"started", utc_now()},
       {"status", "running"},

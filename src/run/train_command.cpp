@@ -154,7 +154,9 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     }
   });
   on_all_ranks(comm, watchdog, [&] {
-    s.model = build_model(cfg.model, s.local_batch, cfg.run.backend);
+    // One GPU per rank, by node-local rank (a collective, so only where it matters).
+    const int local_rank = cfg.run.device == "gpu" ? comm.node_rank() : 0;
+    s.model = build_model(cfg.model, s.local_batch, cfg.run.backend, local_rank);
     s.model->init_params(cfg.train.seed);
   });
   {
@@ -297,7 +299,7 @@ int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   nlohmann::json manifest;
   {
     WatchdogScope guard(watchdog, "manifest host gather", 0);
-    manifest = make_manifest(comm, s.cfg, args.command_line);
+    manifest = make_manifest(comm, s.cfg, args.command_line, s.model->device().name());
   }
   std::unique_ptr<RunReport> report;
   if (comm.rank() == 0) {

@@ -8,8 +8,9 @@
 
 namespace hpdl {
 
-// batch: the per-rank batch. The last layer must output [batch, model.classes].
+// batch: the per-rank batch. The last layer must output [batch, model.classes]. local_rank:
+// the rank's index on its node (Comm::node_rank), which picks its GPU on the cuda backend.
 std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
-                                   const std::string& backend);
+                                   const std::string& backend, int local_rank = 0);
 
 }  // namespace hpdl

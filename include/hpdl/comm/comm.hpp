@@ -22,6 +22,9 @@ class Comm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   MPI_Comm raw() const { return comm_; }
+  // Collective: this rank's index among the ranks of this communicator that share its
+  // node (MPI_Comm_split_type, shared memory): one GPU per rank picks GPU node_rank().
+  int node_rank() const;
 
   // Bounds this communicator's waits by w (Watchdog::poll); nullptr: unbounded.
   void bound_waits_by(Watchdog* w) { watchdog_ = w; }

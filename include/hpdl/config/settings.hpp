@@ -11,7 +11,8 @@ struct RunConfig {
   std::string name;                    // output directory name; "" = config file stem
   std::string output_dir = "outputs";  // parent of run directories
   bool overwrite = false;              // replace a completed run of the same name
-  std::string backend = "onednn";      // "onednn" | "reference"
+  std::string backend = "onednn";      // "onednn" | "reference" | "cuda"
+  std::string device = "cpu";          // "cpu" | "gpu" (cuda; run.device = "gpu" selects it)
   double watchdog_s = 600;             // bound on any wait for other ranks; 0 = off
 };
 

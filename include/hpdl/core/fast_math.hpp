@@ -7,9 +7,11 @@
 #include <bit>
 #include <cstdint>
 
+#include "hpdl/core/hd.hpp"
+
 namespace hpdl {
 
-inline float fast_exp(float x) {
+HPDL_HD inline float fast_exp(float x) {
   // Written so GCC vectorises it: two plain selects (fminf/fmaxf and nested selects are
   // not vectorised) and rounding by adding and removing 1.5 * 2^23 (no libm call).
   x = x > 88.0f ? 88.0f : x;
@@ -27,9 +29,9 @@ inline float fast_exp(float x) {
   return p * std::bit_cast<float>(bits);
 }
 
-inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
+HPDL_HD inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
 // tanh(x) = 2 sigmoid(2x) - 1; absolute error about 1e-7.
-inline float fast_tanh(float x) { return 2.0f / (1.0f + fast_exp(-2.0f * x)) - 1.0f; }
+HPDL_HD inline float fast_tanh(float x) { return 2.0f / (1.0f + fast_exp(-2.0f * x)) - 1.0f; }
 
 }  // namespace hpdl

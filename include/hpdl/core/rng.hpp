@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include "hpdl/core/hd.hpp"
+
 namespace hpdl {
 
-inline uint64_t mix64(uint64_t z) {
+HPDL_HD inline uint64_t mix64(uint64_t z) {
   z += 0x9e3779b97f4a7c15ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -15,12 +17,12 @@ inline uint64_t mix64(uint64_t z) {
 }
 
 // A 64-bit random value for (seed, stream, counter).
-inline uint64_t random_u64(uint64_t seed, uint64_t stream, uint64_t counter) {
+HPDL_HD inline uint64_t random_u64(uint64_t seed, uint64_t stream, uint64_t counter) {
   return mix64(mix64(mix64(seed) ^ stream) ^ counter);
 }
 
 // Uniform in [0, 1) with 24 bits of precision.
-inline float random_uniform(uint64_t seed, uint64_t stream, uint64_t counter) {
+HPDL_HD inline float random_uniform(uint64_t seed, uint64_t stream, uint64_t counter) {
   return static_cast<float>(random_u64(seed, stream, counter) >> 40) * (1.0f / 16777216.0f);
 }
 

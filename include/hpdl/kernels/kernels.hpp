@@ -1,6 +1,7 @@
 // The narrow math interface under the layers: one abstract kernel per operation, built
 // once for fixed dimensions, then executed per step on raw pointers into model buffers.
-// Implementations: reference (plain loops, the ground truth for tests) and oneDNN (CPU).
+// Implementations: reference (plain loops, the ground truth for tests), oneDNN (CPU) and
+// CUDA (cuBLAS + kernels, when built with HPDL_CUDA).
 // Layouts are plain row-major: activations N,C,H,W; dense weights O,I; conv weights O,I,KH,KW.
 // Every backward overwrites the input gradient dx (skipped when dx is null) and ADDS into
 // the parameter gradients dw, db. Kernels never allocate in forward/backward.
@@ -177,8 +178,10 @@ class BatchNormKernel {
 };
 
 // Builds kernels of one backend. Created once per model; owns backend state (engine, stream).
-// Every pointer passed to a kernel or to ops() is memory of device(); calls are enqueued on
-// its stream in call order (see core/device.hpp for when results are visible).
+// Every pointer passed to a kernel or to ops() is memory of device(), except the loss's
+// labels and dropout's sample ids: those few integers a step come from the data reader in
+// host memory, and a device backend uploads them itself. Calls are enqueued on the
+// device's stream in call order (see core/device.hpp for when results are visible).
 class KernelFactory {
  public:
   virtual ~KernelFactory() = default;
@@ -199,9 +202,15 @@ class KernelFactory {
   virtual Device& device() = 0;
 };
 
-// "reference" or "onednn"; throws Error for an unknown or unavailable backend.
-std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend);
+// "reference", "onednn" or "cuda"; throws Error for an unknown or unavailable backend (a
+// build without CUDA, or no CUDA device). local_rank, the rank's index among the ranks of
+// its node, picks the GPU (local_rank modulo the node's GPUs); CPU backends ignore it.
+std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank = 0);
 std::unique_ptr<KernelFactory> make_reference_kernels();
 std::unique_ptr<KernelFactory> make_onednn_kernels();
+// Defined only in builds with the CUDA backend (registry.cpp calls it only there).
+std::unique_ptr<KernelFactory> make_cuda_kernels(int local_rank);
+// True when this build has the CUDA backend (HPDL_CUDA found nvcc and cuBLAS).
+bool cuda_backend_built();
 
 }  // namespace hpdl

@@ -5,12 +5,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "hpdl/config/config.hpp"
 #include "hpdl/comm/comm.hpp"
+#include "hpdl/config/config.hpp"
 
 namespace hpdl {
 
-nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::string& command_line);
+// Collective (host names and devices are gathered). device: this rank's Device::name() (on
+// a GPU its model, compute capability, driver and CUDA runtime versions).
+nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::string& command_line,
+                             const std::string& device);
 
 // "2026-11-21T21:30:00Z"
 std::string utc_now();

@@ -1,0 +1,68 @@
+// The CUDA device: device memory (cudaMalloc), one stream on which every operation of the
+// backend is enqueued in call order, events on it, host copies, and a timeline of CUDA
+// events resolved after the step (a layer's time is its work on the GPU, not its launch).
+// Private to the CUDA backend.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "hpdl/core/device.hpp"
+
+namespace hpdl::cuda {
+
+// Usable CUDA devices; 0 with the runtime's reason in *why (no driver, no GPU).
+int device_count(std::string* why);
+
+class CudaDevice final : public Device {
+ public:
+  // Makes GPU `ordinal` current for this process and creates its stream and timeline.
+  explicit CudaDevice(int ordinal);
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  // "cuda:0 NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, driver 12.4, runtime 13.0)"
+  std::string name() const override { return name_; }
+  bool host_accessible() const override { return false; }
+  void* allocate(size_t bytes) override;
+  void release(void* p) override;
+  void zero(void* p, size_t bytes) override;
+  void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
+  void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
+  std::unique_ptr<DeviceEvent> make_event() override;
+  void synchronize() override;
+  Timeline& timeline() override { return *timeline_; }
+
+  cudaStream_t stream() const { return stream_; }
+  int ordinal() const { return ordinal_; }
+
+ private:
+  int ordinal_;
+  std::string name_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<Timeline> timeline_;
+};
+
+// Small per-step host data (labels, sample ids: a few hundred bytes) on its way to the
+// device through pinned memory, so the copy is asynchronous and the host never waits for
+// the stream to drain. Owns both sides; capacity fixed at construction.
+class PinnedUpload {
+ public:
+  PinnedUpload(CudaDevice& device, size_t capacity_bytes);
+  ~PinnedUpload();
+  PinnedUpload(const PinnedUpload&) = delete;
+  PinnedUpload& operator=(const PinnedUpload&) = delete;
+  // Waits until the previous upload has left the pinned buffer, copies src there, enqueues
+  // the copy and returns the device copy (valid for work enqueued after this call).
+  const void* upload(const void* host_src, size_t bytes);
+
+ private:
+  CudaDevice& device_;
+  size_t capacity_;
+  void* pinned_ = nullptr;
+  void* on_device_ = nullptr;
+  cudaEvent_t copied_ = nullptr;
+};
+
+}  // namespace hpdl::cuda

@@ -1,0 +1,536 @@
+// The CUDA backend: dense and convolution layers as cuBLAS GEMMs (a convolution is one
+// im2col and one GEMM over the whole batch, never a launch per image), every other
+// operation a grid-stride kernel over the per-element math of element_math.hpp and
+// device_math.hpp (the same functions the host tests check). Everything is enqueued on the
+// device's stream; the loss value is the one number a step reads back.
+// N batch, O outputs/channels, I inputs, K classes or kernel size, H hidden units, G = 4H.
+#include <vector>
+
+#include "../device_math.hpp"
+#include "../element_math.hpp"
+#include "cuda_check.hpp"
+#include "cuda_device.hpp"
+#include "cuda_launch.cuh"
+#include "cuda_vector_ops.hpp"
+#include "hpdl/kernels/kernels.hpp"
+
+namespace hpdl::cuda {
+namespace {
+
+// Row-major C[M, N] = alpha op(A) op(B) + beta C with op(A) [M, K], op(B) [K, N]; ld* are
+// row strides. cuBLAS is column-major: a row-major C is its column-major transpose, so
+// C^T = op(B)^T op(A)^T is the column-major call with the operands swapped.
+void gemm(cublasHandle_t blas, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+          const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+          int64_t ldc) {
+  HPDL_CUDA_CHECK(cublasSgemm_64(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                 ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
+                                 &beta, C, ldc));
+}
+
+// A kernel's device memory, released with it.
+template <typename T>
+class DeviceArray {
+ public:
+  DeviceArray(Device& device, int64_t n)
+      : device_(device), data_(static_cast<T*>(device.allocate(n * sizeof(T)))) {}
+  ~DeviceArray() { device_.release(data_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  T* get() const { return data_; }
+
+ private:
+  Device& device_;
+  T* data_;
+};
+
+// ---- kernels ----------------------------------------------------------------------------
+
+// y[n, o] = b[o] (the GEMM then adds x w^T with beta = 1).
+__global__ void broadcast_rows(int64_t n_rows, int64_t O, const float* b, float* y) {
+  HPDL_GRID_STRIDE(i, n_rows * O) y[i] = b[i % O];
+}
+
+// out[o] += sum over n < N, p < P of v[(n O + o) P + p]: one block per o.
+__global__ void channel_sum(const float* v, int64_t N, int64_t O, int64_t P, float* out) {
+  const int64_t o = blockIdx.x;
+  double s = 0, unused = 0;
+  for (int64_t e = threadIdx.x; e < N * P; e += blockDim.x) s += v[(e / P * O + o) * P + e % P];
+  block_sum2(s, unused);
+  if (threadIdx.x == 0) out[o] += static_cast<float>(s);
+}
+
+__global__ void im2col(dmath::ConvShape s, const float* x, float* col) {
+  const int64_t Q = s.N * s.OH * s.OW;
+  HPDL_GRID_STRIDE(i, s.C * s.K * s.K * Q) col[i] = dmath::im2col_value(s, x, i / Q, i % Q);
+}
+__global__ void col2im(dmath::ConvShape s, const float* dcol, float* dx) {
+  HPDL_GRID_STRIDE(i, s.N * s.C * s.H * s.W) dx[i] = dmath::col2im_value(s, dcol, i);
+}
+// y [N, O, PQ] from the GEMM's t [O, N PQ], plus the bias.
+__global__ void from_gemm_layout(int64_t N, int64_t O, int64_t PQ, const float* t, const float* b,
+                                 float* y) {
+  HPDL_GRID_STRIDE(i, N * O * PQ)
+  y[i] = t[dmath::gemm_index(i, N, O, PQ)] + (b ? b[i / PQ % O] : 0.0f);
+}
+// t [O, N PQ] from dy [N, O, PQ].
+__global__ void to_gemm_layout(int64_t N, int64_t O, int64_t PQ, const float* dy, float* t) {
+  HPDL_GRID_STRIDE(i, N * O * PQ) t[dmath::gemm_index(i, N, O, PQ)] = dy[i];
+}
+
+__global__ void pool_forward(int64_t n, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K,
+                             int64_t S, const float* x, float* y, int64_t* arg) {
+  HPDL_GRID_STRIDE(o, n) y[o] = dmath::pool_max(x, H, W, OH, OW, K, S, o, &arg[o]);
+}
+__global__ void pool_backward(int64_t n, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K,
+                              int64_t S, const float* dy, const int64_t* arg, float* dx) {
+  HPDL_GRID_STRIDE(i, n) dx[i] = dmath::pool_dx(dy, arg, H, W, OH, OW, K, S, i);
+}
+
+__global__ void activation_forward(Activation a, int64_t n, const float* x, float* y) {
+  HPDL_GRID_STRIDE(i, n) y[i] = dmath::activation_forward(a, x[i]);
+}
+__global__ void activation_backward(Activation a, int64_t n, const float* x, const float* y,
+                                    const float* dy, float* dx) {
+  HPDL_GRID_STRIDE(i, n) dx[i] = dmath::activation_backward(a, x[i], y[i], dy[i]);
+}
+
+// One thread per row: rows are short (the classes).
+__global__ void softmax_rows(int64_t N, int64_t K, const float* z, const int32_t* labels,
+                             int64_t n_valid, float* p, double* loss) {
+  HPDL_GRID_STRIDE(n, N)
+  loss[n] = math::softmax_row(z + n * K, K, n < n_valid ? labels[n] : -1, p + n * K);
+}
+__global__ void xent_backward(int64_t N, int64_t K, const float* p, const int32_t* labels,
+                              float scale, float* dz) {
+  HPDL_GRID_STRIDE(i, N * K) dz[i] = math::xent_grad(p[i], i % K == labels[i / K], scale);
+}
+
+__global__ void dropout_forward(int64_t n, int64_t S, float keep, uint64_t key, uint64_t stream,
+                                const int64_t* ids, const float* x, float* mask, float* y) {
+  HPDL_GRID_STRIDE(i, n) {
+    const float m = math::dropout_mask(key, stream, ids[i / S], i % S, keep);
+    mask[i] = m;
+    y[i] = x[i] * m;
+  }
+}
+__global__ void multiply(int64_t n, const float* a, const float* b, float* out) {
+  HPDL_GRID_STRIDE(i, n) out[i] = a[i] * b[i];
+}
+
+// One thread per (sample, unit).
+__global__ void lstm_forward(int64_t N, int64_t H, const float* pre, int64_t ld_pre,
+                             const float* rec, const float* c_prev, float* gates, float* c,
+                             float* tanh_c, float* h, float* y, int64_t ld_y) {
+  HPDL_GRID_STRIDE(i, N * H) {
+    const int64_t n = i / H, G = 4 * H;
+    math::lstm_unit_forward(pre + n * ld_pre, rec + n * G, c_prev + n * H, gates + n * G, c + n * H,
+                            tanh_c + n * H, h + n * H, y + n * ld_y, H, i % H);
+  }
+}
+__global__ void lstm_backward(int64_t N, int64_t H, const float* gates, const float* tanh_c,
+                              const float* c_prev, const float* dy, int64_t ld_dy, const float* dh,
+                              float* dc, float* d_step, float* d_seq, int64_t ld_seq) {
+  HPDL_GRID_STRIDE(i, N * H) {
+    const int64_t n = i / H, j = i % H, G = 4 * H;
+    float* d = d_step + n * G;
+    math::lstm_unit_backward(gates + n * G, tanh_c + n * H, c_prev + n * H, dy + n * ld_dy,
+                             dh + n * H, dc + n * H, d, H, j);
+    for (int64_t g = 0; g < 4; ++g) d_seq[n * ld_seq + g * H + j] = d[g * H + j];
+  }
+}
+
+// One block per sample of [N, M].
+__global__ void scalar_norm_forward(int64_t M, float eps, const float* x, const float* gamma,
+                                    const float* beta, float* xhat, float* inv_std, float* y) {
+  const int64_t n = blockIdx.x;
+  const float* xs = x + n * M;
+  double sum = 0, sq = 0;
+  for (int64_t i = threadIdx.x; i < M; i += blockDim.x) sum += xs[i], sq += double(xs[i]) * xs[i];
+  block_sum2(sum, sq);
+  float mean;
+  const float inv = math::norm_inv_std(sum, sq, M, eps, &mean);
+  if (threadIdx.x == 0) inv_std[n] = inv;
+  const float g = *gamma, b = *beta;
+  for (int64_t i = threadIdx.x; i < M; i += blockDim.x) {
+    const float xh = (xs[i] - mean) * inv;
+    xhat[n * M + i] = xh;
+    y[n * M + i] = g * xh + b;
+  }
+}
+// Per sample: dx, and the sums of dy and dy xhat into partial [N, 2].
+__global__ void scalar_norm_backward(int64_t M, const float* dy, const float* xhat,
+                                     const float* inv_std, const float* gamma, float* dx,
+                                     double* partial) {
+  const int64_t n = blockIdx.x;
+  double s = 0, sx = 0;
+  for (int64_t i = threadIdx.x; i < M; i += blockDim.x)
+    s += dy[n * M + i], sx += double(dy[n * M + i]) * xhat[n * M + i];
+  block_sum2(s, sx);
+  if (threadIdx.x == 0) partial[2 * n] = s, partial[2 * n + 1] = sx;
+  if (!dx) return;
+  const float k = *gamma * inv_std[n], mean_d = static_cast<float>(s / M),
+              mean_dx = static_cast<float>(sx / M);
+  for (int64_t i = threadIdx.x; i < M; i += blockDim.x)
+    dx[n * M + i] = math::batch_norm_dx(dy[n * M + i], xhat[n * M + i], k, mean_d, mean_dx);
+}
+// *dbeta += sum_n partial[n, 0]; *dgamma += sum_n partial[n, 1] (one block).
+__global__ void add_partials(int64_t N, const double* partial, float* dgamma, float* dbeta) {
+  double s = 0, sx = 0;
+  for (int64_t n = threadIdx.x; n < N; n += blockDim.x)
+    s += partial[2 * n], sx += partial[2 * n + 1];
+  block_sum2(s, sx);
+  if (threadIdx.x == 0) *dbeta += static_cast<float>(s), *dgamma += static_cast<float>(sx);
+}
+
+// One block per channel c of [N, C, S].
+__global__ void batch_norm_stats(int64_t N, int64_t C, int64_t S, float momentum, const float* x,
+                                 float* mean, float* var, float* running_mean, float* running_var) {
+  const int64_t c = blockIdx.x, M = N * S;
+  double sum = 0, sq = 0;
+  for (int64_t e = threadIdx.x; e < M; e += blockDim.x) {
+    const float v = x[(e / S * C + c) * S + e % S];
+    sum += v, sq += double(v) * v;
+  }
+  block_sum2(sum, sq);
+  if (threadIdx.x != 0) return;
+  const double m = sum / M, v = sq / M - m * m;
+  mean[c] = static_cast<float>(m), var[c] = static_cast<float>(v > 0 ? v : 0.0);
+  math::update_running(mean[c], var[c], M, momentum, &running_mean[c], &running_var[c]);
+}
+__global__ void batch_norm_apply(int64_t N, int64_t C, int64_t S, float eps, const float* x,
+                                 const float* gamma, const float* beta, const float* mean,
+                                 const float* var, float* y) {
+  HPDL_GRID_STRIDE(i, N * C * S) {
+    const int64_t c = i / S % C;
+    y[i] = math::batch_norm_apply(x[i], mean[c], 1.0f / sqrtf(var[c] + eps), gamma[c], beta[c]);
+  }
+}
+__global__ void batch_norm_backward(int64_t N, int64_t C, int64_t S, float eps, const float* x,
+                                    const float* dy, const float* gamma, const float* mean,
+                                    const float* var, float* dx, float* dgamma, float* dbeta) {
+  const int64_t c = blockIdx.x, M = N * S;
+  const float inv = 1.0f / sqrtf(var[c] + eps);
+  double s = 0, sx = 0;
+  for (int64_t e = threadIdx.x; e < M; e += blockDim.x) {
+    const int64_t i = (e / S * C + c) * S + e % S;
+    s += dy[i], sx += double(dy[i]) * ((x[i] - mean[c]) * inv);
+  }
+  block_sum2(s, sx);
+  if (threadIdx.x == 0) dgamma[c] += static_cast<float>(sx), dbeta[c] += static_cast<float>(s);
+  if (!dx) return;
+  const float k = gamma[c] * inv, mean_d = static_cast<float>(s / M),
+              mean_dx = static_cast<float>(sx / M);
+  for (int64_t e = threadIdx.x; e < M; e += blockDim.x) {
+    const int64_t i = (e / S * C + c) * S + e % S;
+    dx[i] = math::batch_norm_dx(dy[i], (x[i] - mean[c]) * inv, k, mean_d, mean_dx);
+  }
+}
+
+// ---- kernel objects ---------------------------------------------------------------------
+
+// What every kernel object needs: the device (its stream) and the cuBLAS handle on it.
+struct Context {
+  CudaDevice& device;
+  cublasHandle_t blas;
+  cudaStream_t stream() const { return device.stream(); }
+};
+
+#define HPDL_LAUNCH(kernel, blocks, ...)                           \
+  do {                                                             \
+    kernel<<<(blocks), kThreads, 0, ctx_.stream()>>>(__VA_ARGS__); \
+    HPDL_CUDA_LAUNCHED();                                          \
+  } while (0)
+
+class CudaDense final : public DenseKernel {
+ public:
+  CudaDense(Context ctx, const DenseDims& d) : ctx_(ctx), d_(d) {}
+  void forward(const float* x, const float* w, const float* b, float* y) override {
+    if (b) HPDL_LAUNCH(broadcast_rows, blocks_for(d_.batch * d_.out), d_.batch, d_.out, b, y);
+    gemm(ctx_.blas, false, true, d_.batch, d_.out, d_.in, 1, x, d_.in, w, d_.in, b ? 1 : 0, y,
+         d_.out);
+  }
+  void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
+                float* db) override {
+    if (dx)
+      gemm(ctx_.blas, false, false, d_.batch, d_.in, d_.out, 1, dy, d_.out, w, d_.in, 0, dx, d_.in);
+    if (dw)
+      gemm(ctx_.blas, true, false, d_.out, d_.in, d_.batch, 1, dy, d_.out, x, d_.in, 1, dw, d_.in);
+    if (db) HPDL_LAUNCH(channel_sum, static_cast<unsigned>(d_.out), dy, d_.batch, d_.out, 1, db);
+  }
+
+ private:
+  Context ctx_;
+  DenseDims d_;
+};
+
+// col [R, Q] and t [O, Q] workspaces; backward reuses col for dcol once dw is done.
+class CudaConv final : public ConvKernel {
+ public:
+  CudaConv(Context ctx, const ConvDims& d)
+      : ctx_(ctx),
+        s_(dmath::conv_shape(d)),
+        R_(s_.C * s_.K * s_.K),
+        Q_(s_.N * s_.OH * s_.OW),
+        col_(ctx.device, R_ * Q_),
+        t_(ctx.device, s_.O * Q_) {}
+  void forward(const float* x, const float* w, const float* b, float* y) override {
+    HPDL_LAUNCH(im2col, blocks_for(R_ * Q_), s_, x, col_.get());
+    gemm(ctx_.blas, false, false, s_.O, Q_, R_, 1, w, R_, col_.get(), Q_, 0, t_.get(), Q_);
+    HPDL_LAUNCH(from_gemm_layout, blocks_for(s_.O * Q_), s_.N, s_.O, s_.OH * s_.OW, t_.get(), b, y);
+  }
+  void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
+                float* db) override {
+    const int64_t PQ = s_.OH * s_.OW;
+    HPDL_LAUNCH(to_gemm_layout, blocks_for(s_.O * Q_), s_.N, s_.O, PQ, dy, t_.get());
+    if (db) HPDL_LAUNCH(channel_sum, static_cast<unsigned>(s_.O), dy, s_.N, s_.O, PQ, db);
+    if (dw) {
+      HPDL_LAUNCH(im2col, blocks_for(R_ * Q_), s_, x, col_.get());
+      gemm(ctx_.blas, false, true, s_.O, R_, Q_, 1, t_.get(), Q_, col_.get(), Q_, 1, dw, R_);
+    }
+    if (dx) {
+      gemm(ctx_.blas, true, false, R_, Q_, s_.O, 1, w, R_, t_.get(), Q_, 0, col_.get(), Q_);
+      HPDL_LAUNCH(col2im, blocks_for(s_.N * s_.C * s_.H * s_.W), s_, col_.get(), dx);
+    }
+  }
+
+ private:
+  Context ctx_;
+  dmath::ConvShape s_;
+  int64_t R_, Q_;
+  DeviceArray<float> col_, t_;
+};
+
+class CudaMaxPool final : public MaxPoolKernel {
+ public:
+  CudaMaxPool(Context ctx, const PoolDims& d)
+      : ctx_(ctx),
+        d_(d),
+        n_out_(d.batch * d.channels * d.out_h() * d.out_w()),
+        arg_(ctx.device, n_out_) {}
+  void forward(const float* x, float* y) override {
+    HPDL_LAUNCH(pool_forward, blocks_for(n_out_), n_out_, d_.in_h, d_.in_w, d_.out_h(), d_.out_w(),
+                d_.kernel, d_.stride, x, y, arg_.get());
+  }
+  void backward(const float* dy, float* dx) override {
+    const int64_t n_in = d_.batch * d_.channels * d_.in_h * d_.in_w;
+    HPDL_LAUNCH(pool_backward, blocks_for(n_in), n_in, d_.in_h, d_.in_w, d_.out_h(), d_.out_w(),
+                d_.kernel, d_.stride, dy, arg_.get(), dx);
+  }
+
+ private:
+  Context ctx_;
+  PoolDims d_;
+  int64_t n_out_;
+  DeviceArray<int64_t> arg_;
+};
+
+class CudaActivation final : public ActivationKernel {
+ public:
+  CudaActivation(Context ctx, Activation a, int64_t n) : ctx_(ctx), a_(a), n_(n) {}
+  void forward(const float* x, float* y) override {
+    HPDL_LAUNCH(activation_forward, blocks_for(n_), a_, n_, x, y);
+  }
+  void backward(const float* x, const float* y, const float* dy, float* dx) override {
+    HPDL_LAUNCH(activation_backward, blocks_for(n_), a_, n_, x, y, dy, dx);
+  }
+
+ private:
+  Context ctx_;
+  Activation a_;
+  int64_t n_;
+};
+
+// Labels come from the host (the data reader); forward and backward each have a pinned
+// upload, so one may be in flight while the host fills the other.
+class CudaSoftmaxXent final : public SoftmaxXentKernel {
+ public:
+  CudaSoftmaxXent(Context ctx, int64_t batch, int64_t classes)
+      : ctx_(ctx),
+        N_(batch),
+        K_(classes),
+        loss_(ctx.device, batch),
+        labels_fwd_(ctx.device, batch * sizeof(int32_t)),
+        labels_bwd_(ctx.device, batch * sizeof(int32_t)) {
+    HPDL_CUDA_CHECK(cudaMallocHost(&host_loss_, N_ * sizeof(double)));
+  }
+  ~CudaSoftmaxXent() override { cudaFreeHost(host_loss_); }
+  double forward(const float* logits, const int32_t* labels, int64_t n_valid,
+                 float* probs) override {
+    const auto* l =
+        static_cast<const int32_t*>(labels_fwd_.upload(labels, n_valid * sizeof(int32_t)));
+    HPDL_LAUNCH(softmax_rows, blocks_for(N_), N_, K_, logits, l, n_valid, probs, loss_.get());
+    if (n_valid <= 0) return 0;
+    HPDL_CUDA_CHECK(cudaMemcpyAsync(host_loss_, loss_.get(), n_valid * sizeof(double),
+                                    cudaMemcpyDeviceToHost, ctx_.stream()));
+    HPDL_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
+    double total = 0;
+    for (int64_t n = 0; n < n_valid; ++n) total += host_loss_[n];
+    return total;
+  }
+  void backward(const float* probs, const int32_t* labels, float scale, float* dlogits) override {
+    const auto* l = static_cast<const int32_t*>(labels_bwd_.upload(labels, N_ * sizeof(int32_t)));
+    HPDL_LAUNCH(xent_backward, blocks_for(N_ * K_), N_, K_, probs, l, scale, dlogits);
+  }
+
+ private:
+  Context ctx_;
+  int64_t N_, K_;
+  DeviceArray<double> loss_;
+  PinnedUpload labels_fwd_, labels_bwd_;
+  double* host_loss_ = nullptr;
+};
+
+class CudaDropout final : public DropoutKernel {
+ public:
+  CudaDropout(Context ctx, const DropoutDims& d)
+      : ctx_(ctx), d_(d), ids_(ctx.device, d.batch * sizeof(int64_t)) {}
+  void forward(const float* x, const int64_t* sample_ids, uint64_t key, uint64_t stream,
+               float* mask, float* y) override {
+    const auto* ids =
+        static_cast<const int64_t*>(ids_.upload(sample_ids, d_.batch * sizeof(int64_t)));
+    const int64_t n = d_.batch * d_.per_sample;
+    HPDL_LAUNCH(dropout_forward, blocks_for(n), n, d_.per_sample, d_.keep, key, stream, ids, x,
+                mask, y);
+  }
+  void backward(const float* dy, const float* mask, float* dx) override {
+    const int64_t n = d_.batch * d_.per_sample;
+    HPDL_LAUNCH(multiply, blocks_for(n), n, dy, mask, dx);
+  }
+
+ private:
+  Context ctx_;
+  DropoutDims d_;
+  PinnedUpload ids_;
+};
+
+class CudaLstmCell final : public LstmCellKernel {
+ public:
+  CudaLstmCell(Context ctx, const LstmCellDims& d) : ctx_(ctx), d_(d) {}
+  void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
+               float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y) override {
+    HPDL_LAUNCH(lstm_forward, blocks_for(d_.batch * d_.hidden), d_.batch, d_.hidden, pre, ld_pre,
+                rec, c_prev, gates, c, tanh_c, h, y, ld_y);
+  }
+  void backward(const float* gates, const float* tanh_c, const float* c_prev, const float* dy,
+                int64_t ld_dy, const float* dh, float* dc, float* d_step, float* d_seq,
+                int64_t ld_seq) override {
+    HPDL_LAUNCH(lstm_backward, blocks_for(d_.batch * d_.hidden), d_.batch, d_.hidden, gates, tanh_c,
+                c_prev, dy, ld_dy, dh, dc, d_step, d_seq, ld_seq);
+  }
+
+ private:
+  Context ctx_;
+  LstmCellDims d_;
+};
+
+class CudaScalarNorm final : public ScalarNormKernel {
+ public:
+  CudaScalarNorm(Context ctx, const ScalarNormDims& d)
+      : ctx_(ctx), d_(d), partial_(ctx.device, 2 * d.batch) {}
+  void forward(const float* x, const float* gamma, const float* beta, float* xhat, float* inv_std,
+               float* y) override {
+    HPDL_LAUNCH(scalar_norm_forward, static_cast<unsigned>(d_.batch), d_.per_sample, d_.eps, x,
+                gamma, beta, xhat, inv_std, y);
+  }
+  void backward(const float* dy, const float* xhat, const float* inv_std, const float* gamma,
+                float* dx, float* dgamma, float* dbeta) override {
+    HPDL_LAUNCH(scalar_norm_backward, static_cast<unsigned>(d_.batch), d_.per_sample, dy, xhat,
+                inv_std, gamma, dx, partial_.get());
+    HPDL_LAUNCH(add_partials, 1u, d_.batch, partial_.get(), dgamma, dbeta);
+  }
+
+ private:
+  Context ctx_;
+  ScalarNormDims d_;
+  DeviceArray<double> partial_;  // [N, 2]: sum dy, sum dy xhat per sample
+};
+
+class CudaBatchNorm final : public BatchNormKernel {
+ public:
+  CudaBatchNorm(Context ctx, const BatchNormDims& d) : ctx_(ctx), d_(d) {}
+  void forward_training(const float* x, const float* gamma, const float* beta, float* mean,
+                        float* var, float* running_mean, float* running_var, float* y) override {
+    HPDL_LAUNCH(batch_norm_stats, static_cast<unsigned>(d_.channels), d_.batch, d_.channels,
+                d_.spatial, d_.momentum, x, mean, var, running_mean, running_var);
+    forward_inference(x, gamma, beta, mean, var, y);
+  }
+  void forward_inference(const float* x, const float* gamma, const float* beta,
+                         const float* running_mean, const float* running_var, float* y) override {
+    HPDL_LAUNCH(batch_norm_apply, blocks_for(d_.batch * d_.channels * d_.spatial), d_.batch,
+                d_.channels, d_.spatial, d_.eps, x, gamma, beta, running_mean, running_var, y);
+  }
+  void backward(const float* x, const float* dy, const float* gamma, const float* mean,
+                const float* var, float* dx, float* dgamma, float* dbeta) override {
+    HPDL_LAUNCH(batch_norm_backward, static_cast<unsigned>(d_.channels), d_.batch, d_.channels,
+                d_.spatial, d_.eps, x, dy, gamma, mean, var, dx, dgamma, dbeta);
+  }
+
+ private:
+  Context ctx_;
+  BatchNormDims d_;
+};
+
+class CudaKernels final : public KernelFactory {
+ public:
+  explicit CudaKernels(int ordinal) : device_(ordinal) {
+    HPDL_CUDA_CHECK(cublasCreate(&blas_));
+    HPDL_CUDA_CHECK(cublasSetStream(blas_, device_.stream()));
+    ops_ = make_vector_ops(device_);
+  }
+  ~CudaKernels() override {
+    ops_.reset();
+    cublasDestroy(blas_);
+  }
+  std::string name() const override { return "cuda"; }
+  std::unique_ptr<DenseKernel> dense(const DenseDims& d) override {
+    return std::make_unique<CudaDense>(ctx(), d);
+  }
+  std::unique_ptr<ConvKernel> conv(const ConvDims& d) override {
+    return std::make_unique<CudaConv>(ctx(), d);
+  }
+  std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
+    return std::make_unique<CudaMaxPool>(ctx(), d);
+  }
+  std::unique_ptr<ActivationKernel> activation(Activation a, int64_t n) override {
+    return std::make_unique<CudaActivation>(ctx(), a, n);
+  }
+  std::unique_ptr<SoftmaxXentKernel> softmax_xent(int64_t batch, int64_t classes) override {
+    return std::make_unique<CudaSoftmaxXent>(ctx(), batch, classes);
+  }
+  std::unique_ptr<DropoutKernel> dropout(const DropoutDims& d) override {
+    return std::make_unique<CudaDropout>(ctx(), d);
+  }
+  std::unique_ptr<LstmCellKernel> lstm_cell(const LstmCellDims& d) override {
+    return std::make_unique<CudaLstmCell>(ctx(), d);
+  }
+  std::unique_ptr<ScalarNormKernel> scalar_norm(const ScalarNormDims& d) override {
+    return std::make_unique<CudaScalarNorm>(ctx(), d);
+  }
+  std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) override {
+    return std::make_unique<CudaBatchNorm>(ctx(), d);
+  }
+  VectorOps& ops() override { return *ops_; }
+  Device& device() override { return device_; }
+
+ private:
+  Context ctx() { return {device_, blas_}; }
+  CudaDevice device_;  // first member: destroyed last
+  cublasHandle_t blas_ = nullptr;
+  std::unique_ptr<VectorOps> ops_;
+};
+
+}  // namespace
+}  // namespace hpdl::cuda
+
+namespace hpdl {
+
+std::unique_ptr<KernelFactory> make_cuda_kernels(int local_rank) {
+  std::string why;
+  const int count = cuda::device_count(&why);
+  if (count == 0) throw Error("run.backend = \"cuda\": no CUDA device (" + why + ")");
+  // One GPU per rank: the ranks of a node take its GPUs in turn by node-local rank.
+  return std::make_unique<cuda::CudaKernels>(local_rank % count);
+}
+
+}  // namespace hpdl

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The CUDA backend end to end, under mpirun with 2 ranks (one GPU per rank by node-local
+# rank, several ranks sharing a GPU when there are fewer). With a GPU: the tiny fixture
+# trains on run.device = "gpu" and on the CPU from the same seed; the loss of every epoch
+# must agree within 1 % and the manifest must name a CUDA device for each rank. Without
+# one (or without the CUDA backend in this build): the refusal must be one clear line,
+# a non-zero exit and every rank ended; then the test skips (exit 77) saying why.
+# Usage: gpu_train.sh MPIRUN HPDL FIXTURES
+set -u
+mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+expect="bash $(dirname "$0")/expect_error.sh"
+out=$fx/outputs
+run() {  # run NAME DEVICE
+  $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set run.name="$1" --set run.device=\""$2"\" --overwrite
+}
+
+if ! probe=$(timeout -k 5 60 $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set run.name=gpu_probe \
+  --set run.device=\"gpu\" --set train.epochs=1 --overwrite 2>&1); then
+  $expect "no CUDA device|built without the CUDA backend" \
+    $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set run.name=gpu_refused --set run.device=\"gpu\" || exit 1
+  echo "no CUDA device: $(printf '%s\n' "$probe" | grep -m1 'hpdl: error:')"
+  exit 77
+fi
+
+run gpu_train gpu >/dev/null || { echo "FAIL: the GPU run failed"; exit 1; }
+run cpu_train cpu >/dev/null || { echo "FAIL: the CPU run failed"; exit 1; }
+grep -q '"cuda:' "$out/gpu_train/manifest.json" || { echo "FAIL: no CUDA device in the manifest"; exit 1; }
+python3 - "$out/cpu_train/metrics.csv" "$out/gpu_train/metrics.csv" <<'PY' || exit 1
+import csv, sys
+cpu, gpu = (list(csv.DictReader(open(p))) for p in sys.argv[1:3])
+assert len(cpu) == len(gpu) > 0, f"{len(cpu)} CPU epochs, {len(gpu)} GPU epochs"
+for c, g in zip(cpu, gpu):
+    a, b = float(c["train_loss"]), float(g["train_loss"])
+    print(f"epoch {c['epoch']}: train loss CPU {a:.6f} GPU {b:.6f}")
+    assert abs(a - b) <= 0.01 * abs(a) + 1e-4, "the GPU's loss is more than 1 % from the CPU's"
+PY
+echo "PASS"

@@ -1,0 +1,252 @@
+// The CUDA backend against the reference backend, operation by operation, on a GPU: the
+// same seeded inputs go through both (on the GPU through device buffers), every output
+// buffer is compared within a relative tolerance (GEMMs and reductions sum in other
+// orders). Without a GPU (or in a build without CUDA) every test here skips with one line
+// saying why; the per-element math is still checked on the host (test_device_math.cpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "hpdl/core/buffer.hpp"
+#include "hpdl/core/error.hpp"
+#include "hpdl/core/rng.hpp"
+#include "hpdl/kernels/kernels.hpp"
+
+namespace hpdl {
+namespace {
+
+using Bufs = std::vector<std::vector<float>>;
+// An operation on device pointers (one per buffer, in order) of backend k.
+using Op = std::function<void(KernelFactory& k, const std::vector<float*>& p)>;
+
+std::vector<float> random(int64_t n, uint64_t seed) {
+  Rng rng(seed, 3);
+  std::vector<float> v(n);
+  for (auto& x : v) x = 2 * rng.uniform() - 1;
+  return v;
+}
+
+class CudaParity : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda_backend_built()) GTEST_SKIP() << "no CUDA device: this hpdl was built without CUDA";
+    try {
+      cuda = make_kernel_factory("cuda");
+    } catch (const Error& e) {
+      GTEST_SKIP() << e.what();  // "... no CUDA device (the runtime's reason)"
+    }
+  }
+  // Runs op on copies of bufs in k's memory and returns them afterwards.
+  static Bufs run(KernelFactory& k, Bufs bufs, const Op& op) {
+    std::vector<Buffer> on(bufs.size());
+    std::vector<float*> p;
+    for (size_t i = 0; i < bufs.size(); ++i) {
+      on[i] = Buffer(static_cast<int64_t>(bufs[i].size()), k.device());
+      k.device().copy_from_host(on[i].data(), bufs[i].data(), bufs[i].size() * sizeof(float));
+      p.push_back(on[i].data());
+    }
+    op(k, p);
+    for (size_t i = 0; i < bufs.size(); ++i)
+      k.device().copy_to_host(bufs[i].data(), on[i].data(), bufs[i].size() * sizeof(float));
+    return bufs;
+  }
+  // The reference and the GPU on the same buffers; every buffer must agree within tol.
+  void expect_parity(const Bufs& bufs, const Op& op, double tol = 1e-4) {
+    const Bufs want = run(*ref, bufs, op), got = run(*cuda, bufs, op);
+    for (size_t k = 0; k < want.size(); ++k)
+      for (size_t i = 0; i < want[k].size(); ++i)
+        ASSERT_NEAR(got[k][i], want[k][i], tol * (1 + std::abs(want[k][i])))
+            << "buffer " << k << " [" << i << "]";
+  }
+  std::unique_ptr<KernelFactory> ref = make_reference_kernels(), cuda;
+};
+
+TEST_F(CudaParity, Dense) {
+  const DenseDims d{5, 7, 3};
+  expect_parity({random(35, 1),
+                 random(21, 2),
+                 random(3, 3),
+                 {},
+                 random(15, 4),
+                 {},
+                 random(21, 5),
+                 random(3, 6)},
+                [&](KernelFactory& k, const std::vector<float*>& p) {
+                  auto dense = k.dense(d);
+                  dense->forward(p[0], p[1], p[2], p[3]);
+                  dense->backward(p[0], p[1], p[4], p[5], p[6], p[7]);
+                });
+}
+
+TEST_F(CudaParity, Conv) {
+  for (const ConvDims& d :
+       {ConvDims{2, 3, 7, 6, 4, 3, 2, 1}, ConvDims{4, 20, 12, 12, 50, 5, 1, 0}}) {
+    const int64_t nx = d.batch * d.in_c * d.in_h * d.in_w,
+                  nw = d.out_c * d.in_c * d.kernel * d.kernel;
+    const int64_t ny = d.batch * d.out_c * d.out_h() * d.out_w();
+    expect_parity({random(nx, 1), random(nw, 2), random(d.out_c, 3), std::vector<float>(ny),
+                   random(ny, 4), std::vector<float>(nx), random(nw, 5), random(d.out_c, 6)},
+                  [&](KernelFactory& k, const std::vector<float*>& p) {
+                    auto conv = k.conv(d);
+                    conv->forward(p[0], p[1], p[2], p[3]);
+                    conv->backward(p[0], p[1], p[4], p[5], p[6], p[7]);
+                  });
+  }
+}
+
+TEST_F(CudaParity, MaxPoolAndActivations) {
+  const PoolDims d{2, 3, 7, 7, 3, 2};
+  const int64_t nx = 2 * 3 * 49, ny = 2 * 3 * d.out_h() * d.out_w();
+  expect_parity({random(nx, 1), std::vector<float>(ny), random(ny, 2), std::vector<float>(nx)},
+                [&](KernelFactory& k, const std::vector<float*>& p) {
+                  auto pool = k.max_pool(d);
+                  pool->forward(p[0], p[1]);
+                  pool->backward(p[2], p[3]);
+                });
+  for (Activation a : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid})
+    expect_parity(
+        {random(1000, 3), std::vector<float>(1000), random(1000, 4), std::vector<float>(1000)},
+        [&](KernelFactory& k, const std::vector<float*>& p) {
+          auto act = k.activation(a, 1000);
+          act->forward(p[0], p[1]);
+          act->backward(p[0], p[1], p[2], p[3]);
+        });
+}
+
+TEST_F(CudaParity, SoftmaxCrossEntropyWithPaddingRows) {
+  const int64_t N = 6, K = 10, n_valid = 4;
+  const std::vector<int32_t> labels = {3, 0, 9, 4, 1, 1};
+  double loss[2] = {0, 0};
+  int which = 0;
+  expect_parity({random(N * K, 1), std::vector<float>(N * K), std::vector<float>(N * K)},
+                [&](KernelFactory& k, const std::vector<float*>& p) {
+                  auto xent = k.softmax_xent(N, K);
+                  loss[which++] = xent->forward(p[0], labels.data(), n_valid, p[1]);
+                  xent->backward(p[1], labels.data(), 0.25f, p[2]);
+                });
+  EXPECT_NEAR(loss[1], loss[0], 1e-9 * (1 + std::abs(loss[0])));
+}
+
+TEST_F(CudaParity, DropoutDrawsTheSameMask) {
+  const DropoutDims d{4, 300, 0.85f};
+  const std::vector<int64_t> ids = {17, 2, 40000, 3};
+  expect_parity(
+      {random(1200, 1), std::vector<float>(1200), std::vector<float>(1200), random(1200, 2),
+       std::vector<float>(1200)},
+      [&](KernelFactory& k, const std::vector<float*>& p) {
+        auto drop = k.dropout(d);
+        drop->forward(p[0], ids.data(), 11, 2, p[1], p[2]);
+        drop->backward(p[3], p[1], p[4]);
+      },
+      0.0);
+}
+
+TEST_F(CudaParity, LstmCellOnStridedRows) {
+  const int64_t N = 5, H = 32, G = 4 * H, T = 2;
+  expect_parity(
+      {random(N * T * G, 1), random(N * G, 2), random(N * H, 3), std::vector<float>(N * G),
+       std::vector<float>(N * H), std::vector<float>(N * H), std::vector<float>(N * H),
+       std::vector<float>(N * T * H), random(N * T * H, 4), random(N * H, 5), random(N * H, 6),
+       std::vector<float>(N * G), std::vector<float>(N * T * G)},
+      [&](KernelFactory& k, const std::vector<float*>& p) {
+        auto cell = k.lstm_cell({N, H});
+        cell->forward(p[0] + G, T * G, p[1], p[2], p[3], p[4], p[5], p[6], p[7] + H, T * H);
+        cell->backward(p[3], p[5], p[2], p[8] + H, T * H, p[9], p[10], p[11], p[12] + G, T * G);
+      });
+}
+
+TEST_F(CudaParity, ScalarNormAndBatchNorm) {
+  const int64_t N = 4, M = 1000;
+  expect_parity({random(N * M, 1),
+                 {1.3f},
+                 {-0.2f},
+                 std::vector<float>(N * M),
+                 std::vector<float>(N),
+                 std::vector<float>(N * M),
+                 random(N * M, 2),
+                 std::vector<float>(N * M),
+                 {0.5f},
+                 {0.25f}},
+                [&](KernelFactory& k, const std::vector<float*>& p) {
+                  auto norm = k.scalar_norm({N, M, 1e-5f});
+                  norm->forward(p[0], p[1], p[2], p[3], p[4], p[5]);
+                  norm->backward(p[6], p[3], p[4], p[1], p[7], p[8], p[9]);
+                });
+  const BatchNormDims d{N, 3, 100, 1e-5f, 0.1f};
+  const int64_t n = N * 300;
+  expect_parity(
+      {random(n, 3),
+       {1.3f, 0.7f, -0.4f},
+       {-0.2f, 0.1f, 0},
+       std::vector<float>(3),
+       std::vector<float>(3),
+       {0.5f, 0, 0},
+       {1, 2, 1},
+       std::vector<float>(n),
+       std::vector<float>(n),
+       random(n, 4),
+       std::vector<float>(n),
+       {0.5f, 0, 0},
+       {0, 0.25f, 0}},
+      [&](KernelFactory& k, const std::vector<float*>& p) {
+        auto bn = k.batch_norm(d);
+        bn->forward_training(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
+        bn->forward_inference(p[0], p[1], p[2], p[5], p[6], p[8]);
+        bn->backward(p[0], p[9], p[1], p[3], p[4], p[10], p[11], p[12]);
+      },
+      2e-4);
+}
+
+TEST_F(CudaParity, VectorOps) {
+  const int64_t n = 70000;  // more than one grid's worth of a block per 256 elements
+  double sums[2] = {0, 0};
+  int which = 0;
+  expect_parity(
+      {random(n, 1), random(n, 2), random(n, 3), random(n, 4), random(n, 5), random(n, 6)},
+      [&](KernelFactory& k, const std::vector<float*>& p) {
+        VectorOps& o = k.ops();
+        o.axpy(n, 0.3f, p[0], p[1]);
+        o.scaled_copy(n, -0.5f, p[0], p[2]);
+        o.scale(n, 0.9f, p[3]);
+        o.sgd(n, 0.1f, 0.9f, p[0], p[4], p[5]);
+        o.sgd(n, 0.1f, 0.0f, p[0], nullptr, p[5]);
+        o.adam(n, AdamStep{0.9f, 0.999f, 1e-8f, 0.01f, 1.2f}, p[0], p[1], p[4], p[5]);
+        o.copy_rows(100, 30, p[0], 50, p[2], 40);
+        sums[which++] = o.sum_squares(n, p[5]);
+        o.fill(10, 2.5f, p[3]);
+      });
+  EXPECT_NEAR(sums[1], sums[0], 1e-9 * sums[0]);
+  const int64_t m = 5000;
+  expect_parity({random(m, 7), random(m, 8), random(m, 9), random(m, 10)},
+                [&](KernelFactory& k, const std::vector<float*>& p) {
+                  VectorOps& o = k.ops();
+                  o.mean_square(m, 0.95f, p[0], p[2]);
+                  o.dcasgd(m, DcAsgdStep{0.1f, 0.04f, 2.0f, 1e-7f, false}, p[0], p[1], p[2], p[3]);
+                  o.dcasgd(m, DcAsgdStep{0.1f, 0.04f, 2.0f, 1e-7f, true}, p[0], p[1], p[2], p[3]);
+                });
+}
+
+TEST_F(CudaParity, DeviceEventsAndTimeline) {
+  Device& dev = cuda->device();
+  EXPECT_FALSE(dev.host_accessible());
+  Buffer b(1 << 20, dev);
+  std::vector<float> back(1 << 20, 1.0f);
+  dev.copy_to_host(back.data(), b.data(), back.size() * sizeof(float));
+  for (float v : back) ASSERT_EQ(v, 0.0f);  // allocations are zeroed
+  auto ev = dev.make_event();
+  int64_t marks[2];
+  marks[0] = dev.timeline().mark();
+  cuda->ops().fill(b.size(), 1.0f, b.data());
+  ev->record();
+  marks[1] = dev.timeline().mark();
+  ev->wait();
+  EXPECT_TRUE(ev->done());
+  dev.timeline().resolve(marks, 2);
+  EXPECT_LE(marks[0], marks[1]);
+  EXPECT_GT(marks[0], 0);
+}
+
+}  // namespace
+}  // namespace hpdl
