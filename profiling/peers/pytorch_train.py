@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""PyTorch peer of hpdl's LeNet and MLP configs, for side-by-side speed comparisons.
+"""PyTorch peer of hpdl's LeNet, MLP and AlexNet configs, for side-by-side speed comparisons.
 
-Reads the same HDF5 files (h5py), trains the same architecture with the same batch,
-optimizer and thread count, and prints one JSON line with training samples/s measured
-after a warm-up. Run with Debian's /usr/bin/python3 (python3-torch, python3-h5py); the
+Reads the same HDF5 files (h5py; AlexNet: synthetic input, as `hpdl time --synthetic`),
+trains the same architecture with the same batch, optimizer and thread count, on the CPU
+or on a GPU (--device cuda, fp32, TF32 off as in hpdl; --graphs replays the whole step
+as one CUDA graph), and prints one JSON line with training samples/s measured after a
+warm-up. Run with Debian's /usr/bin/python3 (python3-torch, python3-h5py); the
 bench script preloads OpenBLAS so PyTorch does not use the slow reference BLAS.
 """
 import argparse
@@ -30,10 +32,22 @@ def mlp():
         nn.Linear(64, 64), nn.Tanh(), nn.Dropout(0.1), nn.Linear(64, 10))
 
 
+def alexnet():  # inputs/alexnet.toml: no local response normalisation
+    return nn.Sequential(
+        nn.Conv2d(3, 96, 11, stride=4, padding=2), nn.ReLU(), nn.MaxPool2d(3, 2),
+        nn.Conv2d(96, 256, 5, padding=2), nn.ReLU(), nn.MaxPool2d(3, 2),
+        nn.Conv2d(256, 384, 3, padding=1), nn.ReLU(), nn.Conv2d(384, 384, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(384, 256, 3, padding=1), nn.ReLU(), nn.MaxPool2d(3, 2), nn.Flatten(),
+        nn.Linear(256 * 6 * 6, 4096), nn.ReLU(), nn.Dropout(0.5),
+        nn.Linear(4096, 4096), nn.ReLU(), nn.Dropout(0.5), nn.Linear(4096, 1000))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", choices=["lenet", "mlp"], required=True)
-    ap.add_argument("--train", required=True)
+    ap.add_argument("--model", choices=["lenet", "mlp", "alexnet"], required=True)
+    ap.add_argument("--train", help="HDF5 file (not for alexnet: synthetic input)")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--graphs", action="store_true", help="capture the step as a CUDA graph")
     ap.add_argument("--batch", type=int, required=True)
     ap.add_argument("--optimizer", choices=["adam", "sgd"], required=True)
     ap.add_argument("--lr", type=float, required=True)
@@ -45,37 +59,71 @@ def main():
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    with h5py.File(a.train, "r") as f:
-        x = torch.from_numpy(np.asarray(f["x"], dtype=np.float32))
-        y = torch.from_numpy(np.asarray(f["y"], dtype=np.int64))
-    model = lenet() if a.model == "lenet" else mlp()
+    dev = torch.device(a.device)
+    torch.backends.cuda.matmul.allow_tf32 = False  # fp32, as hpdl
+    torch.backends.cudnn.allow_tf32 = False
+    if a.model == "alexnet":
+        x = torch.randn(4 * a.batch, 3, 224, 224)
+        y = torch.randint(0, 1000, (4 * a.batch,))
+    else:
+        with h5py.File(a.train, "r") as f:
+            x = torch.from_numpy(np.asarray(f["x"], dtype=np.float32))
+            y = torch.from_numpy(np.asarray(f["y"], dtype=np.int64))
+    x, y = x.to(dev), y.to(dev)
+    model = {"lenet": lenet, "mlp": mlp, "alexnet": alexnet}[a.model]().to(dev)
     decay = [p for n, p in model.named_parameters() if n.endswith("weight")]
     rest = [p for n, p in model.named_parameters() if not n.endswith("weight")]
     groups = [{"params": decay, "weight_decay": a.l2}, {"params": rest, "weight_decay": 0.0}]
-    opt = torch.optim.Adam(groups, lr=a.lr) if a.optimizer == "adam" else torch.optim.SGD(groups, lr=a.lr)
+    capturable = {"capturable": True} if a.graphs else {}
+    opt = (torch.optim.Adam(groups, lr=a.lr, **capturable) if a.optimizer == "adam"
+           else torch.optim.SGD(groups, lr=a.lr))
     model.train()
     g = torch.Generator().manual_seed(1)
-    perm = torch.randperm(x.shape[0], generator=g)
+    perm = torch.randperm(x.shape[0], generator=g).to(dev)
     n_batches = x.shape[0] // a.batch
+    static_x, static_y = x[:a.batch].clone(), y[:a.batch].clone()
 
-    def step(i):
-        idx = perm[(i % n_batches) * a.batch:((i % n_batches) + 1) * a.batch]
-        xb, yb = x[idx], y[idx]
-        opt.zero_grad(set_to_none=True)
+    def train_step(xb, yb):
+        opt.zero_grad(set_to_none=not a.graphs)
         loss = F.cross_entropy(model(xb), yb)
         loss.backward()
         opt.step()
         return loss
 
+    graph, static_loss = None, None
+    if a.graphs:  # PyTorch's whole-network capture: warm up on a side stream, then capture
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                train_step(static_x, static_y)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_loss = train_step(static_x, static_y)
+
+    def step(i):
+        idx = perm[(i % n_batches) * a.batch:((i % n_batches) + 1) * a.batch]
+        if graph is None:
+            return train_step(x[idx], y[idx])
+        static_x.copy_(x[idx])
+        static_y.copy_(y[idx])
+        graph.replay()
+        return static_loss
+
     for i in range(a.warmup):
         step(i)
+    if a.device == "cuda":
+        torch.cuda.synchronize()
     t0 = time.perf_counter()
     for i in range(a.steps):
         loss = step(a.warmup + i)
+    loss = float(loss)  # waits for the GPU
     dt = time.perf_counter() - t0
     print(json.dumps({"peer": "pytorch", "torch": torch.__version__, "model": a.model,
+                      "device": a.device, "graphs": a.graphs,
                       "batch": a.batch, "threads": torch.get_num_threads(), "steps": a.steps,
-                      "samples_per_s": a.steps * a.batch / dt, "loss": float(loss)}))
+                      "samples_per_s": a.steps * a.batch / dt, "loss": loss}))
 
 
 if __name__ == "__main__":
