@@ -207,7 +207,7 @@ BENCHMARK(BM_OneDnnLstmPrimitive)
 void BM_SgdUpdate(benchmark::State& state) {
   auto w = filled(state.range(0)), g = filled(state.range(0));
   auto ops = make_cpu_vector_ops();
-  Sgd sgd(*ops, state.range(0), 0.01f, 0.0f);
+  Sgd sgd(*ops, host_device(), state.range(0), 0.01f, 0.0f);
   for (auto _ : state) sgd.update(w, g);
   state.SetBytesProcessed(state.iterations() * state.range(0) * 12);
 }
@@ -216,7 +216,7 @@ BENCHMARK(BM_SgdUpdate)->Arg(55050)->Arg(1256080)->Unit(benchmark::kMicrosecond)
 void BM_AdamUpdate(benchmark::State& state) {
   auto w = filled(state.range(0)), g = filled(state.range(0));
   auto ops = make_cpu_vector_ops();
-  Adam adam(*ops, state.range(0), 0.001f, 0.9f, 0.999f, 1e-8f);
+  Adam adam(*ops, host_device(), state.range(0), 0.001f, 0.9f, 0.999f, 1e-8f);
   for (auto _ : state) adam.update(w, g);
   state.SetBytesProcessed(state.iterations() * state.range(0) * 20);
 }

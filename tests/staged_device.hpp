@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "hpdl/core/device.hpp"
+#include "hpdl/kernels/kernels.hpp"
 
 namespace hpdl {
 
@@ -14,7 +15,10 @@ class StagedDevice final : public Device {
   explicit StagedDevice(int lag) : lag_(lag) {}
   std::string name() const override { return "staged (test)"; }
   bool host_accessible() const override { return false; }
-  void* allocate(size_t bytes) override { return host_device().allocate(bytes); }
+  void* allocate(size_t bytes) override {
+    allocated += bytes;
+    return host_device().allocate(bytes);
+  }
   void release(void* p) override { host_device().release(p); }
   void zero(void* p, size_t bytes) override { host_device().zero(p, bytes); }
   void copy_to_host(void* dst, const void* src, size_t bytes) override {
@@ -28,6 +32,7 @@ class StagedDevice final : public Device {
   Timeline& timeline() override { return host_device().timeline(); }
 
   int downloads = 0, uploads = 0, waits = 0, records = 0;
+  size_t allocated = 0;  // bytes, over all allocations
 
  private:
   class Event final : public DeviceEvent {
@@ -45,6 +50,41 @@ class StagedDevice final : public Device {
     int left_ = 0;
   };
   int lag_;
+};
+
+// The reference kernels with their buffers on a StagedDevice: a whole model whose memory
+// the host may only reach through the device's copies, as on a GPU, but computed by the
+// reference loops, so its results must equal the plain reference backend's bit for bit.
+class StagedKernels final : public KernelFactory {
+ public:
+  explicit StagedKernels(int lag) : device_(lag) {}
+  std::string name() const override { return "reference on a staged device (test)"; }
+  std::unique_ptr<DenseKernel> dense(const DenseDims& d) override { return ref_->dense(d); }
+  std::unique_ptr<ConvKernel> conv(const ConvDims& d) override { return ref_->conv(d); }
+  std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override { return ref_->max_pool(d); }
+  std::unique_ptr<ActivationKernel> activation(Activation a, int64_t n) override {
+    return ref_->activation(a, n);
+  }
+  std::unique_ptr<SoftmaxXentKernel> softmax_xent(int64_t batch, int64_t classes) override {
+    return ref_->softmax_xent(batch, classes);
+  }
+  std::unique_ptr<DropoutKernel> dropout(const DropoutDims& d) override { return ref_->dropout(d); }
+  std::unique_ptr<LstmCellKernel> lstm_cell(const LstmCellDims& d) override {
+    return ref_->lstm_cell(d);
+  }
+  std::unique_ptr<ScalarNormKernel> scalar_norm(const ScalarNormDims& d) override {
+    return ref_->scalar_norm(d);
+  }
+  std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) override {
+    return ref_->batch_norm(d);
+  }
+  VectorOps& ops() override { return ref_->ops(); }
+  Device& device() override { return device_; }
+  StagedDevice& staged() { return device_; }
+
+ private:
+  std::unique_ptr<KernelFactory> ref_ = make_reference_kernels();
+  StagedDevice device_;
 };
 
 }  // namespace hpdl

@@ -14,6 +14,7 @@
 #include "hpdl/train/metrics.hpp"
 #include "hpdl/train/model_selection.hpp"
 #include "hpdl/train/ps_checkpoint.hpp"
+#include "staged_device.hpp"
 
 using namespace hpdl;
 
@@ -32,7 +33,7 @@ TEST(Metrics, AccuracyAndWeightedF1) {
 TEST(Optim, SgdMomentum) {
   std::vector<float> w = {1.0f, 2.0f}, g = {0.5f, -1.0f};
   auto ops = make_cpu_vector_ops();
-  Sgd sgd(*ops, 2, 0.1f, 0.9f);
+  Sgd sgd(*ops, host_device(), 2, 0.1f, 0.9f);
   sgd.update(w, g);
   EXPECT_FLOAT_EQ(w[0], 1.0f - 0.05f);
   sgd.update(w, g);  // v = 0.9*0.5 + 0.5 = 0.95
@@ -42,10 +43,27 @@ TEST(Optim, SgdMomentum) {
 TEST(Optim, AdamFirstStepIsLrTimesSign) {
   std::vector<float> w = {1.0f, 1.0f}, g = {0.3f, -2.0f};
   auto ops = make_cpu_vector_ops();
-  Adam adam(*ops, 2, 0.01f, 0.9f, 0.999f, 1e-8f);
+  Adam adam(*ops, host_device(), 2, 0.01f, 0.9f, 0.999f, 1e-8f);
   adam.update(w, g);
   EXPECT_NEAR(w[0], 0.99f, 1e-6);
   EXPECT_NEAR(w[1], 1.01f, 1e-6);
+}
+
+// The state lives where the backend's operations run (a GPU's memory on the cuda
+// backend), and checkpoints reach it through that device's host copies.
+TEST(Optim, StateLivesOnTheBackendsDevice) {
+  auto ops = make_reference_vector_ops();
+  StagedDevice device(0);
+  OptimizerConfig cfg;
+  cfg.name = "adam";
+  auto adam = make_optimizer(*ops, device, cfg, 10);
+  EXPECT_EQ(device.allocated, 2 * 10 * sizeof(float));  // m and v
+  const OptimizerState s = adam->state();
+  EXPECT_EQ(s.device, &device);
+  ASSERT_EQ(s.buffers.size(), 2u);
+  cfg.name = "sgd", cfg.momentum = 0.9;
+  EXPECT_EQ(make_optimizer(*ops, device, cfg, 10)->state().device, &device);
+  EXPECT_EQ(device.allocated, 3 * 10 * sizeof(float));  // + the velocity
 }
 
 TEST(Optim, L2OnlyOnDecayedRangesAndClipByGlobalNorm) {

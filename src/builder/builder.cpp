@@ -4,6 +4,7 @@
 // K (bi)directional cell groups on the same input, summed, then normalised.
 #include "hpdl/builder/builder.hpp"
 
+#include <functional>
 #include <map>
 
 #include "hpdl/config/table_reader.hpp"
@@ -105,6 +106,12 @@ std::unique_ptr<Layer> make_layer(const LayerConfig& lc, TableReader& r) {
 
 std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
                                    const std::string& backend, int local_rank) {
+  // The layers are read first: a bad config is named before any backend (a GPU) starts.
+  return build_model(cfg, batch, [&] { return make_kernel_factory(backend, local_rank); });
+}
+
+std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
+                                   const std::function<std::unique_ptr<KernelFactory>()>& kernels) {
   std::vector<std::unique_ptr<Layer>> layers;
   std::map<std::string, int> count;
   for (const auto& lc : cfg.layers) {
@@ -142,8 +149,7 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
   }
   Shape input{{batch}};
   for (auto d : cfg.input) input.dims.push_back(d);
-  auto model =
-      std::make_unique<Model>(std::move(layers), input, make_kernel_factory(backend, local_rank));
+  auto model = std::make_unique<Model>(std::move(layers), input, kernels());
   const Shape& out = model->output_shape();
   if (out.rank() != 2 || out[1] != cfg.classes) {
     throw Error("model: the last layer outputs " + out.str() +

@@ -9,7 +9,8 @@ namespace hpdl {
 void add_l2(VectorOps& ops, const std::vector<Range>& decayed, std::span<const float> params,
             std::span<float> grads, float l2) {
   if (l2 == 0) return;
-  for (const Range& r : decayed) ops.axpy(r.size, l2, params.data() + r.offset, grads.data() + r.offset);
+  for (const Range& r : decayed)
+    ops.axpy(r.size, l2, params.data() + r.offset, grads.data() + r.offset);
 }
 
 double sum_of_squares(VectorOps& ops, std::span<const float> x) {
@@ -28,8 +29,8 @@ double clip_by_global_norm(VectorOps& ops, std::span<float> grads, double max_no
   return norm;
 }
 
-Sgd::Sgd(VectorOps& ops, int64_t n, float lr, float momentum)
-    : Optimizer(lr), ops_(ops), momentum_(momentum), velocity_(momentum > 0 ? n : 0) {}
+Sgd::Sgd(VectorOps& ops, Device& device, int64_t n, float lr, float momentum)
+    : Optimizer(lr), ops_(ops), momentum_(momentum), velocity_(momentum > 0 ? n : 0, device) {}
 
 void Sgd::update(std::span<float> params, std::span<const float> grads) {
   ops_.sgd(static_cast<int64_t>(params.size()), lr_, momentum_, grads.data(),
@@ -38,12 +39,19 @@ void Sgd::update(std::span<float> params, std::span<const float> grads) {
 
 OptimizerState Sgd::state() {
   OptimizerState s;
+  s.device = &velocity_.device();
   if (velocity_.size()) s.buffers.push_back({"velocity", velocity_.span()});
   return s;
 }
 
-Adam::Adam(VectorOps& ops, int64_t n, float lr, float beta1, float beta2, float eps)
-    : Optimizer(lr), ops_(ops), beta1_(beta1), beta2_(beta2), eps_(eps), m_(n), v_(n) {}
+Adam::Adam(VectorOps& ops, Device& device, int64_t n, float lr, float beta1, float beta2, float eps)
+    : Optimizer(lr),
+      ops_(ops),
+      beta1_(beta1),
+      beta2_(beta2),
+      eps_(eps),
+      m_(n, device),
+      v_(n, device) {}
 
 void Adam::update(std::span<float> params, std::span<const float> grads) {
   ++t_;
@@ -54,15 +62,15 @@ void Adam::update(std::span<float> params, std::span<const float> grads) {
             params.data());
 }
 
-OptimizerState Adam::state() { return {{{"m", m_.span()}, {"v", v_.span()}}, &t_}; }
+OptimizerState Adam::state() { return {&m_.device(), {{"m", m_.span()}, {"v", v_.span()}}, &t_}; }
 
-std::unique_ptr<Optimizer> make_optimizer(VectorOps& ops, const OptimizerConfig& cfg,
-                                          int64_t num_params) {
+std::unique_ptr<Optimizer> make_optimizer(VectorOps& ops, Device& device,
+                                          const OptimizerConfig& cfg, int64_t num_params) {
   if (cfg.name == "adam") {
-    return std::make_unique<Adam>(ops, num_params, float(cfg.lr), float(cfg.beta1),
+    return std::make_unique<Adam>(ops, device, num_params, float(cfg.lr), float(cfg.beta1),
                                   float(cfg.beta2), float(cfg.eps));
   }
-  return std::make_unique<Sgd>(ops, num_params, float(cfg.lr), float(cfg.momentum));
+  return std::make_unique<Sgd>(ops, device, num_params, float(cfg.lr), float(cfg.momentum));
 }
 
 }  // namespace hpdl

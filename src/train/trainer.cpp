@@ -24,7 +24,7 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, cons
       watchdog_(watchdog),
       plan_(splits.train->size(), cfg.train.batch, comm.rank(), comm.size()),
       loss_(model.kernels(), model.batch(), cfg.model.classes),
-      optimizer_(make_optimizer(model.ops(), cfg.optimizer, model.num_params())),
+      optimizer_(make_optimizer(model.ops(), model.device(), cfg.optimizer, model.num_params())),
       schedule_(cfg.optimizer, cfg.train, plan_.steps_per_epoch()),
       decayed_(model.decayed_ranges()),
       reducer_(comm, model.device(), model.grads(), model.layer_ranges(),
@@ -165,8 +165,11 @@ Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum
   c.history = history;
   c.params = model_.params_to_host();
   const OptimizerState opt = optimizer_->state();
-  for (const auto& [name, buf] : opt.buffers)
-    c.buffers.push_back({"optimizer." + name, std::vector<float>(buf.begin(), buf.end())});
+  for (const auto& [name, buf] : opt.buffers) {
+    std::vector<float> host(buf.size());
+    opt.device->copy_to_host(host.data(), buf.data(), buf.size_bytes());
+    c.buffers.push_back({"optimizer." + name, std::move(host)});
+  }
   if (opt.steps) c.counters.push_back({"optimizer.steps", {*opt.steps}});
   selector_.save(c);
   return c;
@@ -182,7 +185,7 @@ void SyncTrainer::restore(const Checkpoint& c) {
     if (!saved || saved->size() != buf.size())
       throw AgreedError("checkpoint has no optimizer state 'optimizer." + name +
                         "' of the model's size (was it written with other optimizer settings?)");
-    std::copy(saved->begin(), saved->end(), buf.begin());
+    opt.device->copy_from_host(buf.data(), saved->data(), buf.size_bytes());
   }
   if (opt.steps) {
     const std::vector<int64_t>* saved = c.counter("optimizer.steps");

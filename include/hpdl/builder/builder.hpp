@@ -1,6 +1,7 @@
 // Builds a Model from the [model] section of a config: one [[model.layers]] table per
 // layer, checked strictly (unknown type or key is an error naming the layer).
 #pragma once
+#include <functional>
 #include <memory>
 
 #include "hpdl/config/config.hpp"
@@ -12,5 +13,8 @@ namespace hpdl {
 // the rank's index on its node (Comm::node_rank), which picks its GPU on the cuda backend.
 std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
                                    const std::string& backend, int local_rank = 0);
+// The same with the backend made by `kernels` (tests: a backend on a test device).
+std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
+                                   const std::function<std::unique_ptr<KernelFactory>()>& kernels);
 
 }  // namespace hpdl

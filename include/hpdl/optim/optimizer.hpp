@@ -31,9 +31,11 @@ void clip_to_norm(VectorOps& ops, std::span<float> grads, double norm, double ma
 // the same reduced grads, so all scale alike.
 double clip_by_global_norm(VectorOps& ops, std::span<float> grads, double max_norm);
 
-// An optimizer's state as checkpoints see it: named buffers of the parameters' length and
-// a step count, all writable so a checkpoint can restore them in place.
+// An optimizer's state as checkpoints see it: named buffers of the parameters' length in
+// device memory (read and written through `device`'s host copies) and a step count on the
+// host, all writable so a checkpoint can restore them in place.
 struct OptimizerState {
+  Device* device = nullptr;
   std::vector<std::pair<std::string, std::span<float>>> buffers;
   int64_t* steps = nullptr;  // null if the optimizer keeps no count
 };
@@ -56,7 +58,8 @@ class Optimizer {
 // SGD with (optional) heavy-ball momentum: v = mu*v + g; w -= lr*v.
 class Sgd final : public Optimizer {
  public:
-  Sgd(VectorOps& ops, int64_t n, float lr, float momentum);
+  // State on `device`, the one ops works on.
+  Sgd(VectorOps& ops, Device& device, int64_t n, float lr, float momentum);
   void update(std::span<float> params, std::span<const float> grads) override;
   OptimizerState state() override;
 
@@ -69,7 +72,7 @@ class Sgd final : public Optimizer {
 // Adam (Kingma & Ba) with bias correction.
 class Adam final : public Optimizer {
  public:
-  Adam(VectorOps& ops, int64_t n, float lr, float beta1, float beta2, float eps);
+  Adam(VectorOps& ops, Device& device, int64_t n, float lr, float beta1, float beta2, float eps);
   void update(std::span<float> params, std::span<const float> grads) override;
   OptimizerState state() override;
 
@@ -80,7 +83,8 @@ class Adam final : public Optimizer {
   Buffer m_, v_;
 };
 
-std::unique_ptr<Optimizer> make_optimizer(VectorOps& ops, const OptimizerConfig& cfg,
-                                          int64_t num_params);
+// ops and device: the backend's (KernelFactory::ops(), device()); the state lives on device.
+std::unique_ptr<Optimizer> make_optimizer(VectorOps& ops, Device& device,
+                                          const OptimizerConfig& cfg, int64_t num_params);
 
 }  // namespace hpdl

@@ -46,7 +46,10 @@ class EventTimeline final : public Timeline {
     cudaEventDestroy(anchor_);
   }
   int64_t mark() override {
-    // Events are created during the first (warm-up) step and reused from then on.
+    // Events are created during the first (warm-up) step and reused from then on. Marks
+    // that are never resolved (a step whose intervals the profiler dropped) must not grow
+    // the pool without bound: past kMaxMarks it starts again from the first event.
+    if (used_ == kMaxMarks) used_ = 0;
     if (used_ == events_.size()) {
       cudaEvent_t e;
       HPDL_CUDA_CHECK(cudaEventCreate(&e));
@@ -72,6 +75,7 @@ class EventTimeline final : public Timeline {
     HPDL_CUDA_CHECK(cudaEventSynchronize(anchor_));
     anchor_ns_ = HostTimeline::now();
   }
+  static constexpr size_t kMaxMarks = size_t{1} << 16;
   cudaStream_t stream_;
   cudaEvent_t anchor_ = nullptr;
   int64_t anchor_ns_ = 0;
