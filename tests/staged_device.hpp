@@ -1,9 +1,11 @@
 // A device for tests of the asynchrony contract without a GPU: its memory is host memory
 // the code under test must not touch directly (host_accessible() is false, so every host
 // view is a copy), and each event completes only after `lag` queries, like a stream that
-// is still busy. It counts transfers and how often an unfinished event was waited on.
+// is still busy (an asynchronous download lands only then). It counts transfers and how
+// often an unfinished event was waited on.
 #pragma once
 #include <cstring>
+#include <functional>
 
 #include "hpdl/core/device.hpp"
 #include "hpdl/kernels/kernels.hpp"
@@ -27,6 +29,15 @@ class StagedDevice final : public Device {
   void copy_from_host(void* dst, const void* src, size_t bytes) override {
     ++uploads, std::memcpy(dst, src, bytes);
   }
+  // The copy lands only when `done` completes (after `lag` queries or a wait): a reader
+  // that does not wait for `done` sees stale host memory.
+  void download_after(DeviceEvent&, void* dst, const void* src, size_t bytes,
+                      DeviceEvent& done) override {
+    ++downloads;
+    auto& event = static_cast<Event&>(done);
+    event.record();
+    event.on_done = [dst, src, bytes] { std::memcpy(dst, src, bytes); };
+  }
   std::unique_ptr<DeviceEvent> make_event() override { return std::make_unique<Event>(*this); }
   void synchronize() override {}
   Timeline& timeline() override { return host_device().timeline(); }
@@ -38,14 +49,20 @@ class StagedDevice final : public Device {
   class Event final : public DeviceEvent {
    public:
     explicit Event(StagedDevice& d) : d_(d) {}
-    void record() override { ++d_.records, left_ = d_.lag_; }
-    bool done() override { return left_ == 0 || --left_ == 0; }
-    void wait() override {
-      if (left_ > 0) ++d_.waits;
-      left_ = 0;
+    void record() override { ++d_.records, left_ = d_.lag_, on_done = nullptr; }
+    bool done() override {
+      if (left_ > 0 && --left_ == 0) complete();
+      return left_ == 0;
     }
+    void wait() override {
+      if (left_ > 0) ++d_.waits, left_ = 0, complete();
+    }
+    std::function<void()> on_done;  // what completes with the event (a copy)
 
    private:
+    void complete() {
+      if (on_done) on_done(), on_done = nullptr;
+    }
     StagedDevice& d_;
     int left_ = 0;
   };

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <vector>
 
 #include "device_math.hpp"
@@ -15,6 +16,17 @@
 #include "hpdl/kernels/kernels.hpp"
 
 namespace hpdl {
+
+// Readable test names (CTest lists each instantiation by its parameter).
+void PrintTo(const ConvDims& d, std::ostream* os) {
+  *os << "N" << d.batch << "_C" << d.in_c << "_" << d.in_h << "x" << d.in_w << "_O" << d.out_c
+      << "_K" << d.kernel << "_S" << d.stride << "_P" << d.pad;
+}
+void PrintTo(const PoolDims& d, std::ostream* os) {
+  *os << "N" << d.batch << "_C" << d.channels << "_" << d.in_h << "x" << d.in_w << "_K" << d.kernel
+      << "_S" << d.stride;
+}
+
 namespace {
 
 std::vector<float> random(int64_t n, uint64_t seed) {

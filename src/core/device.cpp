@@ -38,6 +38,11 @@ class HostDevice final : public Device {
   void copy_from_host(void* dst, const void* host_src, size_t bytes) override {
     if (bytes && dst != host_src) std::memcpy(dst, host_src, bytes);
   }
+  void download_after(DeviceEvent&, void* host_dst, const void* src, size_t bytes,
+                      DeviceEvent& done) override {
+    copy_to_host(host_dst, src, bytes);  // `after` is complete: CPU work ends with its call
+    done.record();
+  }
   std::unique_ptr<DeviceEvent> make_event() override { return std::make_unique<HostEvent>(); }
   void synchronize() override {}
   Timeline& timeline() override { return timeline_; }
@@ -47,6 +52,9 @@ class HostDevice final : public Device {
 };
 
 }  // namespace
+
+void* Device::allocate_host(size_t bytes) { return host_device().allocate(bytes); }
+void Device::release_host(void* p) { host_device().release(p); }
 
 Device& host_device() {
   static HostDevice device;

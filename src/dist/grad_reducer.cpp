@@ -49,6 +49,7 @@ GradientReducer::GradientReducer(const Comm& comm, Device& device, std::span<flo
     bucket.layers = bucket.remaining = layout.layers_in_bucket[b];
     buckets_.push_back(bucket);
     ready_.push_back(device.make_event());
+    copied_.push_back(device.make_event());
   }
   requests_.assign(buckets_.size(), MPI_REQUEST_NULL);
 }
@@ -66,18 +67,23 @@ void GradientReducer::set_profiler(Profiler* p) {
 
 void GradientReducer::start_ready(bool wait) {
   while (started_ < recorded_) {
-    DeviceEvent& ready = *ready_[started_];
+    DeviceEvent& copied = *copied_[started_];
     if (wait) {
-      ready.wait();
-    } else if (!ready.done()) {
+      copied.wait();
+    } else if (!copied.done()) {
       return;  // later buckets wait for this one: MPI needs one order on every rank
     }
     start(static_cast<size_t>(started_));
   }
 }
 
+void GradientReducer::enqueue_download(size_t b) {
+  ready_[b]->record();  // buckets complete in layout order: b == recorded_
+  staging_.download_after(*ready_[b], buckets_[b].offset, buckets_[b].size, *copied_[b]);
+  ++recorded_;
+}
+
 void GradientReducer::start(size_t b) {
-  staging_.download(buckets_[b].offset, buckets_[b].size);
   comm_.start_allreduce_sum(staging_.data() + buckets_[b].offset, buckets_[b].size, &requests_[b]);
   ++started_;
   if (prof_ && prof_->on()) issued_ns_[b] = Profiler::now();
@@ -94,10 +100,7 @@ void GradientReducer::layer_done(size_t layer) {
   const int b = bucket_of_layer_[layer];
   if (b < 0 && recorded_ == 0) return;
   ProfileScope timed(prof_, issue_name_);
-  if (b >= 0 && --buckets_[b].remaining == 0) {
-    ready_[b]->record();  // buckets complete in layout order: b == recorded_
-    ++recorded_;
-  }
+  if (b >= 0 && --buckets_[b].remaining == 0) enqueue_download(static_cast<size_t>(b));
   start_ready(false);
   if (prof_ && prof_->on()) {
     // Drives progress, and tells which buckets completed when.
@@ -114,8 +117,7 @@ void GradientReducer::finish(int64_t step) {
   // Every rank starts every bucket in the same order (all layers are done by now).
   for (size_t b = static_cast<size_t>(recorded_); b < buckets_.size(); ++b) {
     buckets_[b].remaining = 0;
-    ready_[b]->record();
-    ++recorded_;
+    enqueue_download(b);
   }
   start_ready(true);
   const int n = static_cast<int>(requests_.size());

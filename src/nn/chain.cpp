@@ -43,6 +43,10 @@ std::vector<ParamSpec> Chain::param_specs() const {
 void Chain::bind(const std::vector<std::span<float>>& p, const std::vector<std::span<float>>& g,
                  KernelFactory& kernels) {
   const size_t n = layers_.size();
+  device_ = &kernels.device();
+  fwd_ranges_.clear(), bwd_ranges_.clear();
+  for (const auto& l : layers_)
+    fwd_ranges_.push_back(l->name() + " forward"), bwd_ranges_.push_back(l->name() + " backward");
   act_store_.resize(n + 1);
   dact_store_.resize(n + 1);
   act_.assign(n + 1, nullptr);
@@ -78,6 +82,7 @@ void Chain::forward(const float* x, const Pass& pass) {
   for (size_t i = 0; i < layers_.size(); ++i) {
     act_[i + 1] = layers_[i]->is_view() ? act_[i] : act_store_[i + 1].data();
     DeviceScope timed(profiler_, profiler_ ? fwd_ids_[i] : 0);
+    DeviceRange named(*device_, fwd_ranges_[i].c_str());
     layers_[i]->forward(act_[i], act_[i + 1], pass);
   }
 }
@@ -93,6 +98,7 @@ void Chain::backward(const float* x, const float* dy, float* dx, const Pass& pas
   for (size_t i = n; i-- > 0;) {
     {
       DeviceScope timed(profiler_, profiler_ ? bwd_ids_[i] : 0);
+      DeviceRange named(*device_, bwd_ranges_[i].c_str());
       layers_[i]->backward(act_[i], act_[i + 1], dact_[i + 1], dact_[i], pass);
     }
     if (on_layer_done) on_layer_done(i);

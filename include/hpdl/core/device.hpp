@@ -46,11 +46,38 @@ class Device {
   // dst (device memory) = host_src; the host may reuse host_src when this returns.
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
 
+  // Host memory for transfers, bytes long and zeroed: page-locked on a GPU (so its copies
+  // run asynchronously and at full speed), plain aligned memory elsewhere.
+  virtual void* allocate_host(size_t bytes);
+  virtual void release_host(void* p);
+  // Enqueued: once `after` (an event of this device, recorded) has completed, host_dst = src
+  // on the device's copy stream, and `done` (an event of this device) is recorded behind the
+  // copy, so the host may read host_dst once `done` completes. Work enqueued on the stream
+  // meanwhile keeps running (a GPU copies on its own engine). host_dst: from allocate_host.
+  virtual void download_after(DeviceEvent& after, void* host_dst, const void* src, size_t bytes,
+                              DeviceEvent& done) = 0;
+
   virtual std::unique_ptr<DeviceEvent> make_event() = 0;
   // Blocks the host until everything enqueued so far has finished.
   virtual void synchronize() = 0;
   // The clock that times the device's work (the profiler's per-layer intervals).
   virtual Timeline& timeline() = 0;
+  // Names the work enqueued between push and pop for external profilers (NVTX ranges that
+  // Nsight Systems shows on a GPU; nothing on the CPU backends). name must outlive the range.
+  virtual void range_push(const char* /*name*/) {}
+  virtual void range_pop() {}
+};
+
+// A named range of device work for the scope's lifetime (Device::range_push/pop).
+class DeviceRange {
+ public:
+  DeviceRange(Device& device, const char* name) : device_(device) { device_.range_push(name); }
+  ~DeviceRange() { device_.range_pop(); }
+  DeviceRange(const DeviceRange&) = delete;
+  DeviceRange& operator=(const DeviceRange&) = delete;
+
+ private:
+  Device& device_;
 };
 
 // Host memory, work finished on return, the host's steady clock: the device of the CPU

@@ -6,11 +6,12 @@
 // by the watchdog. With one rank it does nothing.
 //
 // The gradients are device memory. When a bucket's last layer is done, the reducer records
-// an event on the device's stream behind that layer's backward, and starts MPI on the
-// bucket only once the event has completed, on the bucket's host mirror (the gradient
-// buffer itself on a host-accessible device; a host copy, downloaded then, on another).
-// Buckets start strictly in layout order, on every rank the same, as MPI requires of
-// non-blocking collectives.
+// an event on the device's stream behind that layer's backward and enqueues the bucket's
+// download to its host mirror on the device's copy stream after that event (a GPU copies
+// while later layers' backward runs); MPI starts on the bucket once the copy has completed
+// (on a host-accessible device the mirror is the gradient buffer itself and nothing is
+// copied). Buckets start strictly in layout order, on every rank the same, as MPI requires
+// of non-blocking collectives.
 #pragma once
 #include <mpi.h>
 
@@ -54,6 +55,8 @@ class GradientReducer {
   void finish(int64_t step);
 
   int64_t num_buckets() const { return static_cast<int64_t>(buckets_.size()); }
+  // Buckets whose allreduce has started in this step (tests).
+  int buckets_started() const { return started_; }
   // Times the issue/test calls (compute track) and each bucket from issue to completion
   // (communication track). Null: off.
   void set_profiler(Profiler* p);
@@ -64,8 +67,10 @@ class GradientReducer {
     int layers = 0;     // layers with parameters in this bucket
     int remaining = 0;  // of those, not yet done in this step
   };
-  // Starts, in layout order, every bucket whose event has completed (all of them: wait).
+  // Starts, in layout order, every bucket whose download has completed (all: wait).
   void start_ready(bool wait);
+  // Records bucket b's ready event and enqueues its download behind it.
+  void enqueue_download(size_t b);
   void start(size_t b);
   void record_completions(int count, const int* indices);
 
@@ -75,8 +80,9 @@ class GradientReducer {
   std::vector<Bucket> buckets_;
   std::vector<int> bucket_of_layer_;   // -1 for layers without parameters
   std::vector<MPI_Request> requests_;  // one per bucket; MPI_REQUEST_NULL when not in flight
-  std::vector<std::unique_ptr<DeviceEvent>> ready_;  // per bucket: its last layer's backward
-  int recorded_ = 0;  // buckets whose event was recorded this step (a prefix: layout order)
+  std::vector<std::unique_ptr<DeviceEvent>> ready_;   // per bucket: its last layer's backward
+  std::vector<std::unique_ptr<DeviceEvent>> copied_;  // per bucket: its download to the host
+  int recorded_ = 0;  // buckets whose download was enqueued this step (a prefix: layout order)
   int started_ = 0;   // buckets started this step (a prefix of the recorded ones)
   Profiler* prof_ = nullptr;
   int32_t issue_name_ = 0;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "hpdl/core/buffer.hpp"
@@ -55,6 +56,8 @@ class Chain {
   std::vector<float*> act_, dact_;  // act_[i]: input of layer i, resolved per call
   Profiler* profiler_ = nullptr;
   std::vector<int32_t> fwd_ids_, bwd_ids_;
+  Device* device_ = &host_device();                   // the kernels' (set in bind)
+  std::vector<std::string> fwd_ranges_, bwd_ranges_;  // "<layer> forward", per layer
 };
 
 }  // namespace hpdl

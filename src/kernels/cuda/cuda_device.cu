@@ -1,5 +1,7 @@
 // The CUDA device (see cuda_device.hpp). Every call is checked; memory comes from
 // cudaMalloc (256-byte aligned, more than the 64 the Device contract promises).
+#include <nvtx3/nvToolsExt.h>
+
 #include <cstring>
 #include <new>
 #include <vector>
@@ -17,7 +19,9 @@ class CudaEvent final : public DeviceEvent {
     HPDL_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
   }
   ~CudaEvent() override { cudaEventDestroy(event_); }
-  void record() override { HPDL_CUDA_CHECK(cudaEventRecord(event_, stream_)); }
+  void record() override { record_on(stream_); }
+  void record_on(cudaStream_t stream) { HPDL_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+  cudaEvent_t get() const { return event_; }
   bool done() override {
     const cudaError_t rc = cudaEventQuery(event_);
     if (rc == cudaErrorNotReady) return false;
@@ -115,13 +119,16 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   HPDL_CUDA_CHECK(cudaSetDevice(ordinal));
   name_ = describe(ordinal);
   HPDL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  HPDL_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
   timeline_ = std::make_unique<EventTimeline>(stream_);
 }
 
 CudaDevice::~CudaDevice() {
   timeline_.reset();
-  cudaStreamSynchronize(stream_);
-  cudaStreamDestroy(stream_);
+  for (cudaStream_t s : {copy_stream_, stream_}) {
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+  }
 }
 
 void* CudaDevice::allocate(size_t bytes) {
@@ -159,9 +166,36 @@ void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
   HPDL_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+void* CudaDevice::allocate_host(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* p = nullptr;
+  if (cudaMallocHost(&p, bytes) != cudaSuccess) {
+    cudaGetLastError();
+    throw std::bad_alloc();
+  }
+  std::memset(p, 0, bytes);
+  return p;
+}
+
+void CudaDevice::release_host(void* p) {
+  if (p) HPDL_CUDA_CHECK(cudaFreeHost(p));
+}
+
+void CudaDevice::download_after(DeviceEvent& after, void* host_dst, const void* src, size_t bytes,
+                                DeviceEvent& done) {
+  // Both events are this device's (the Device contract), so they are CudaEvents.
+  HPDL_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, static_cast<CudaEvent&>(after).get(), 0));
+  if (bytes)
+    HPDL_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, copy_stream_));
+  static_cast<CudaEvent&>(done).record_on(copy_stream_);
+}
+
 std::unique_ptr<DeviceEvent> CudaDevice::make_event() {
   return std::make_unique<CudaEvent>(stream_);
 }
+
+void CudaDevice::range_push(const char* name) { nvtxRangePushA(name); }
+void CudaDevice::range_pop() { nvtxRangePop(); }
 
 void CudaDevice::synchronize() { HPDL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 

@@ -1,6 +1,7 @@
 // The CUDA device: device memory (cudaMalloc), one stream on which every operation of the
-// backend is enqueued in call order, events on it, host copies, and a timeline of CUDA
-// events resolved after the step (a layer's time is its work on the GPU, not its launch).
+// backend is enqueued in call order, a second stream for downloads that overlap it (the
+// gradient buckets), events, host copies, and a timeline of CUDA events resolved after the
+// step (a layer's time is its work on the GPU, not its launch).
 // Private to the CUDA backend.
 #pragma once
 #include <cuda_runtime.h>
@@ -30,9 +31,18 @@ class CudaDevice final : public Device {
   void zero(void* p, size_t bytes) override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
   void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
+  // Page-locked (cudaMallocHost): copies from and to it are asynchronous.
+  void* allocate_host(size_t bytes) override;
+  void release_host(void* p) override;
+  // On the copy stream, after `after`; both events must come from this device's make_event.
+  void download_after(DeviceEvent& after, void* host_dst, const void* src, size_t bytes,
+                      DeviceEvent& done) override;
   std::unique_ptr<DeviceEvent> make_event() override;
   void synchronize() override;
   Timeline& timeline() override { return *timeline_; }
+  // NVTX ranges (Nsight Systems shows them on the timeline, named after the layers).
+  void range_push(const char* name) override;
+  void range_pop() override;
 
   cudaStream_t stream() const { return stream_; }
   int ordinal() const { return ordinal_; }
@@ -41,6 +51,7 @@ class CudaDevice final : public Device {
   int ordinal_;
   std::string name_;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t copy_stream_ = nullptr;  // downloads that overlap the compute stream
   std::unique_ptr<Timeline> timeline_;
 };
 
