@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # hpdl predict against measured runs on the emulated cluster (scripts/netns_cluster.sh):
-# for each link rate, calibrate the 4-host cluster once; profile each model on 1 rank;
-# run it for real on 1, 2 and 4 hosts (1 rank each, profiled); compare the measured median
-# step time with the prediction; print one table (measured, predicted, error) and the median
-# and worst |error|.
+# for each link rate, calibrate the cluster once; profile each model on 1 rank; run it for
+# real on 1, 2 and 4 hosts (1 rank each, profiled); compare the measured median step time
+# with the prediction; print one table (measured, predicted, error) and the median and
+# worst |error|. Parameter-server models (mlp_downpour: the MLP with Downpour SGD, 1 server)
+# are profiled on 2 ranks of host 1 (a server and a worker) and run on 2 and more hosts (the
+# server on host 1, a worker on each other host); their step is a worker's (median over the
+# workers' recorded steps: workers do not wait for each other).
 # This machine's 2 cores are shared by all emulated hosts: with H hosts of 1 rank x 1 thread
 # each rank gets 2/H cores, which the predictor is told (--cores-per-host 2/H); rows with
 # H > 2 are marked oversubscribed.
-#   RATES="100mbit 1gbit" MODELS="mlp lenet" STEPS=30 profiling/validate_predict.sh
+#   RATES="100mbit 1gbit" MODELS="mlp lenet har mlp_downpour" HOSTS="1 2 4 8" STEPS=30 \
+#     profiling/validate_predict.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rates=${RATES:-100mbit 1gbit}
@@ -22,17 +26,24 @@ export HPDL_NETNS_STATE=$work/state
 cluster="bash scripts/netns_cluster.sh"
 trap '$cluster down >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 config() { case $1 in mlp) echo inputs/mlp_fashion_mnist.toml ;; lenet) echo inputs/lenet_fashion_mnist.toml ;;
-  har) echo inputs/har_2x2.toml ;; *) echo "unknown model $1" >&2; exit 2 ;; esac; }
+  har) echo inputs/har_2x2.toml ;;
+  mlp_downpour) echo "inputs/mlp_fashion_mnist.toml --set distributed.mode=\"downpour\" --set optimizer.name=\"sgd\"" ;;
+  *) echo "unknown model $1" >&2; exit 2 ;; esac; }
+servers() { case $1 in *_downpour) echo 1 ;; *) echo 0 ;; esac; }
 # Rank 0's batch and the profile: skip 2 steps, record the rest.
 train_args() {  # MODEL NAME
   echo "$(config "$1") --set run.output_dir=\"$work/runs\" --set run.name=\"$2\" --set train.max_steps=$steps
     --set train.epochs=1000 --set profile.enabled=true --set profile.skip=2 --set profile.warmup=0
     --set profile.active=$steps --set train.progress=false --set data.test_file=\"\" --overwrite"
 }
-median_step() {  # RUN_DIR -> median wall of recorded steps, in seconds
-  /usr/bin/python3 - "$1/steps.csv" <<'PY'
+median_step() {  # RUN_DIR SERVERS -> median wall of recorded steps, in seconds
+  /usr/bin/python3 - "$1/steps.csv" "$2" <<'PY'
 import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
+servers = int(sys.argv[2])
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if int(r["rank"]) >= servers]
+if servers:  # parameter server: a worker's step, workers independent
+    print(statistics.median(float(r["wall_us"]) for r in rows) / 1e6)
+    sys.exit()
 by_step = {}
 for r in rows: by_step.setdefault(r["step"], []).append(float(r["wall_us"]))
 print(statistics.median(max(v) for v in by_step.values()) / 1e6)  # a step ends with its slowest rank
@@ -40,22 +51,26 @@ PY
 }
 table=$work/table.txt
 : >"$table"
-$cluster up 4 --rate 100mbit >/dev/null
+n_hosts=$(printf '%s\n' $hosts_list 4 | sort -n | tail -1)
+$cluster up "$n_hosts" --rate 100mbit >/dev/null
 for rate in $rates; do
-  for i in 1 2 3 4; do $cluster rate $i "$rate" >/dev/null; done
-  echo "calibrating the 4-host cluster at $rate ..." >&2
-  $cluster mpirun -np 4 --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 build/hpdl calibrate \
+  for i in $(seq 1 "$n_hosts"); do $cluster rate "$i" "$rate" >/dev/null; done
+  echo "calibrating the $n_hosts-host cluster at $rate ..." >&2
+  $cluster mpirun -np "$n_hosts" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 build/hpdl calibrate \
     --out "$work/net_$rate.json" --max-bytes 8388608 --budget-s 0.5 >"$work/cal_$rate.log" 2>&1
   for model in $models; do
-    echo "$model at $rate: profile on 1 rank ..." >&2
+    s=$(servers "$model")
+    echo "$model at $rate: profile on $((s + 1)) rank(s) of host 1 ..." >&2
     # shellcheck disable=SC2046
-    $cluster mpirun -np 1 -x OMP_NUM_THREADS=1 build/hpdl train $(eval echo $(train_args "$model" "${model}_profile")) >/dev/null
+    $cluster mpirun -np $((s + 1)) --host "$(sed -n 1p "$HPDL_NETNS_STATE/hostfile" | cut -d' ' -f1):$((s + 1))" \
+      -x OMP_NUM_THREADS=1 build/hpdl train $(eval echo $(train_args "$model" "${model}_profile")) >/dev/null
     for h in $hosts_list; do
+      [ "$h" -gt "$s" ] || continue  # a parameter server needs a worker beside it
       echo "$model at $rate: $h host(s) ..." >&2
       # shellcheck disable=SC2046
       $cluster mpirun -np "$h" --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
         $(eval echo $(train_args "$model" "${model}_$h")) >/dev/null
-      measured=$(median_step "$work/runs/${model}_$h")
+      measured=$(median_step "$work/runs/${model}_$h" "$s")
       per_host=$(/usr/bin/python3 -c "print(min(1.0, $cores / $h))")
       build/hpdl predict "$work/runs/${model}_profile" --network "$work/net_$rate.json" --ranks "$h" \
         --cores-per-host "$per_host" --out "$work/pred_${model}_${rate}_$h" >/dev/null

@@ -82,3 +82,47 @@ TEST(Predict, OneStepAtTwoRanks) {
   EXPECT_TRUE(sh.oversubscribed);
   EXPECT_NEAR(sh.compute_s, ((0.092 / 4) + 0.002) * 2, 1e-12);
 }
+
+// A parameter server by hand: 4 MB of parameters; RMA calibrated at 1 kB and 4 MB: get
+// 1 ms and 0.4 s, accumulate 2 ms and 0.8 s; a 100 Mbit server link; 10 ms of compute.
+TEST(Predict, ParameterServerWorkerStepServerLinkAndStaleness) {
+  StepProfile p;
+  p.mode = "downpour";
+  p.servers = 1, p.n_fetch = 1, p.n_push = 1;
+  p.param_bytes = 4'000'000;
+  p.global_batch = p.local_batch = 32;
+  p.worker_compute_s = 0.010;
+  NetworkModel net;
+  net.inter_latency_s = 1e-4, net.inter_bandwidth_Bps = 12.5e6;  // 100 Mbit/s
+  net.intra_latency_s = 1e-6, net.intra_bandwidth_Bps = 1e9;
+  net.reduce_Bps = 1e9;
+  net.get_samples = {{1'000, 0.001}, {4'000'000, 0.4}};
+  net.acc_samples = {{1'000, 0.002}, {4'000'000, 0.8}};
+  PredictOptions o;
+  // 2 ranks = 1 worker: compute + pull + push.
+  const Prediction one = predict_step(p, net, 2, o);
+  EXPECT_EQ(one.workers, 1);
+  EXPECT_NEAR(one.step_s, 0.010 + 0.4 + 0.8, 1e-9);
+  EXPECT_NEAR(one.samples_per_s, 32 / 1.21, 1e-6);
+  EXPECT_NEAR(one.staleness, 0, 1e-12);
+  // 5 ranks = 4 workers: the server serves 4 x 1.2 s of operations per worker step (its
+  // link would need only 4 x 4 MB / 12.5 MB/s = 1.28 s each way).
+  const Prediction four = predict_step(p, net, 5, o);
+  EXPECT_EQ(four.workers, 4);
+  EXPECT_NEAR(four.step_s, 4 * 1.2, 1e-9);
+  EXPECT_NEAR(four.samples_per_s, 4 * 32 / 4.8, 1e-6);
+  EXPECT_NEAR(four.staleness, 3, 1e-12);
+  EXPECT_NE(four.bottleneck.find("server"), std::string::npos) << four.bottleneck;
+  // Pulling every 2 steps, pushing every 4: 0.4 / 2 + 0.8 / 4 per worker step.
+  p.n_fetch = 2, p.n_push = 4;
+  const Prediction sparse = predict_step(p, net, 5, o);
+  EXPECT_NEAR(sparse.step_s, 4 * 0.4, 1e-9);
+  EXPECT_NEAR(sparse.staleness, 3 * 3 / 8.0, 1e-12);
+  // Two servers of 4 MB shards: a worker visits both; halfway between the calibrated sizes
+  // (log-log) an operation costs the geometric mean.
+  p.n_fetch = p.n_push = 1, p.servers = 2, p.param_bytes = 8'000'000;
+  EXPECT_NEAR(predict_step(p, net, 3, o).step_s, 0.010 + 2 * 1.2, 1e-9);
+  p.servers = 1, p.param_bytes = 63'245;  // sqrt(1e3 x 4e6)
+  EXPECT_NEAR(predict_step(p, net, 2, o).step_s,
+              0.010 + std::sqrt(0.001 * 0.4) + std::sqrt(0.002 * 0.8), 2e-5);
+}

@@ -110,16 +110,54 @@ NetworkModel read_network(const std::string& path) {
   if (n.inter_bandwidth_Bps <= 0) n.inter_latency_s = n.intra_latency_s, n.inter_bandwidth_Bps = n.intra_bandwidth_Bps;
   if (n.intra_bandwidth_Bps <= 0) n.intra_latency_s = n.inter_latency_s, n.intra_bandwidth_Bps = n.inter_bandwidth_Bps;
   if (n.reduce_Bps <= 0) throw Error(path + ": no reduction rate (reduce_Bps_per_core)");
+  std::map<int64_t, std::vector<double>> get_at, acc_at;  // bytes -> seconds over pairs
+  for (const auto& r : j.value("rma", nlohmann::json::array()))
+    for (const auto& smp : r.at("samples"))
+      (r.at("op") == "get" ? get_at : acc_at)[smp.at("bytes").get<int64_t>()].push_back(smp.at("seconds"));
+  for (auto& [bytes, secs] : get_at) n.get_samples.push_back({bytes, median(secs)});
+  for (auto& [bytes, secs] : acc_at) n.acc_samples.push_back({bytes, median(secs)});
   return n;
 }
+
+namespace {
+
+// A parameter-server run: the workers' (ranks >= servers) steps from steps.csv, the
+// parameter count from the model the config builds.
+StepProfile read_ps_profile(const std::string& dir, const Config& cfg, const nlohmann::json& m,
+                            StepProfile p) {
+  p.mode = cfg.distributed.mode;
+  p.ranks = m.at("ranks").get<int>();
+  p.threads = m.value("threads_per_rank", 1);
+  p.servers = static_cast<int>(cfg.distributed.servers);
+  p.n_fetch = static_cast<int>(cfg.distributed.n_fetch);
+  p.n_push = static_cast<int>(cfg.distributed.n_push);
+  p.global_batch = p.local_batch = cfg.train.batch;  // every worker's own batch
+  if (p.ranks <= p.servers)
+    throw Error(dir + ": " + std::to_string(p.ranks) + " ranks and " + std::to_string(p.servers) +
+                " servers: no worker was profiled");
+  const std::string spath = dir + "/steps.csv";
+  std::vector<double> compute, rma;
+  for (const auto& row : read_csv(spath)) {
+    if (number(row, "rank", spath) < p.servers) continue;
+    const double wall = number(row, "wall_us", spath), comm = number(row, "comm_us", spath);
+    p.compute_s.push_back((wall - comm) * 1e-6);
+    compute.push_back((wall - comm) * 1e-6), rma.push_back(comm * 1e-6);
+  }
+  if (compute.empty()) throw Error(spath + ": no recorded worker step");
+  p.worker_compute_s = median(compute), p.worker_rma_s = median(rma);
+  p.param_bytes = build_model(cfg.model, p.local_batch, "reference")->num_params() *
+                  int64_t(sizeof(float));
+  return p;
+}
+
+}  // namespace
 
 StepProfile read_profile(const std::string& dir) {
   StepProfile p;
   const nlohmann::json m = read_json(dir + "/manifest.json");
   const Config cfg = load_config(dir + "/config.toml", {});
-  if (cfg.distributed.async())
-    throw Error(dir + ": a " + cfg.distributed.mode + " run; hpdl predict models synchronous training only");
   p.name = cfg.run.name;
+  if (cfg.distributed.async()) return read_ps_profile(dir, cfg, m, p);
   p.ranks = m.at("ranks").get<int>();
   p.threads = m.value("threads_per_rank", 1);
   p.global_batch = cfg.train.batch;
@@ -213,8 +251,81 @@ double expected_max_factor(std::vector<double> x, int n) {
   return m > 0 ? e / m : 1;
 }
 
+namespace {
+
+// One RMA operation of `bytes`: log-log interpolation in the calibrated sizes (beyond the
+// largest, its last segment's time per byte), else the point-to-point fit.
+double rma_op_s(const std::vector<std::pair<int64_t, double>>& s, const NetworkModel& net,
+                double bytes) {
+  if (s.empty()) return net.inter_latency_s + bytes / net.inter_bandwidth_Bps;
+  if (bytes <= double(s.front().first)) return s.front().second;
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    if (bytes > double(s[i + 1].first)) continue;
+    const double x0 = std::log(double(s[i].first)), x1 = std::log(double(s[i + 1].first));
+    const double t = (std::log(bytes) - x0) / (x1 - x0);
+    return std::exp(std::log(s[i].second) + t * (std::log(s[i + 1].second) - std::log(s[i].second)));
+  }
+  if (s.size() < 2) return s.back().second * bytes / double(s.back().first);
+  const auto& [b0, t0] = s[s.size() - 2];
+  const auto& [b1, t1] = s.back();
+  return t1 + std::max((t1 - t0) / double(b1 - b0), 0.0) * (bytes - double(b1));
+}
+
+Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ranks,
+                           const PredictOptions& o) {
+  Prediction r;
+  r.ranks = ranks;
+  r.hosts = (ranks + o.ranks_per_host - 1) / o.ranks_per_host;
+  r.workers = std::max(ranks - p.servers, 0);
+  if (r.workers == 0) {
+    r.bottleneck = "no worker: " + std::to_string(ranks) + " ranks, " + std::to_string(p.servers) + " servers";
+    return r;
+  }
+  r.compute_s = p.worker_compute_s;
+  const int on_host = std::min(ranks, o.ranks_per_host);
+  if (o.cores_per_host > 0 && on_host * p.threads > o.cores_per_host) {
+    r.oversubscribed = true;
+    r.compute_s *= double(on_host * p.threads) / o.cores_per_host;
+  }
+  const double S = p.servers, W = r.workers, shard = double(p.param_bytes) / S;
+  // A worker's own pulls and pushes: one RMA epoch per shard, per step amortised.
+  const double per_shard = rma_op_s(net.get_samples, net, shard) / p.n_fetch +
+                           rma_op_s(net.acc_samples, net, shard) / p.n_push;
+  r.comm_s = S * per_shard;
+  const double alone = r.compute_s + r.comm_s;
+  // What the W workers ask of one server per worker step: its progress engine (one RMA
+  // operation at a time), its link (each direction), its core.
+  const double serve_s = W * per_shard;
+  const double link_bw = r.hosts > 1 ? net.inter_bandwidth_Bps : net.intra_bandwidth_Bps;
+  const double link_s = W * shard * std::max(1.0 / p.n_fetch, 1.0 / p.n_push) / link_bw;
+  const double apply_s = W * shard / p.n_push / net.reduce_Bps;
+  r.step_s = std::max({alone, serve_s, link_s, apply_s});
+  r.exposed_s = r.step_s - r.compute_s;
+  r.samples_per_s = W * p.global_batch / r.step_s;
+  r.staleness = (W - 1) * (p.n_fetch + 1) / (2.0 * p.n_push);
+  char words[256];
+  if (r.step_s == serve_s && serve_s > alone)
+    std::snprintf(words, sizeof words, "server: %d workers' pulls and pushes served one at a time by each of %d servers",
+                  r.workers, p.servers);
+  else if (r.step_s == link_s && link_s > alone)
+    std::snprintf(words, sizeof words, "server link: %d workers move %.1f MiB per step through each of %d servers",
+                  r.workers, W * shard * std::max(1.0 / p.n_fetch, 1.0 / p.n_push) / 1048576.0, p.servers);
+  else if (r.step_s == apply_s && apply_s > alone)
+    std::snprintf(words, sizeof words, "server updates: %d workers' accumulates on %d server cores", r.workers,
+                  p.servers);
+  else if (r.comm_s > 0.5 * r.compute_s)
+    std::snprintf(words, sizeof words, "pulls and pushes (%.0f%% of a worker's step)", 100 * r.comm_s / r.step_s);
+  else
+    std::snprintf(words, sizeof words, "worker compute (%.0f%% of the step)", 100 * r.compute_s / r.step_s);
+  r.bottleneck = words;
+  return r;
+}
+
+}  // namespace
+
 Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks,
                         const PredictOptions& o) {
+  if (p.async()) return predict_ps_step(p, net, ranks, o);
   Prediction r;
   r.ranks = ranks;
   r.hosts = (ranks + o.ranks_per_host - 1) / o.ranks_per_host;
@@ -271,10 +382,25 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
 }
 
 std::string prediction_table(const StepProfile& p, const std::vector<Prediction>& rows) {
+  char line[512];
+  if (p.async()) {
+    std::string out = "predicted from " + p.name + " (" + p.mode + ", " + std::to_string(p.ranks) +
+                      " rank(s), " + std::to_string(p.servers) + " server(s), batch " +
+                      std::to_string(p.global_batch) + " per worker, n_fetch " +
+                      std::to_string(p.n_fetch) + ", n_push " + std::to_string(p.n_push) + ")\n";
+    out += " ranks workers  step ms   samples/s   effic.  compute ms  pull+push ms  staleness  bottleneck\n";
+    for (const auto& r : rows) {
+      std::snprintf(line, sizeof line, "%6d %7d %8.3f %11.1f %7.1f%% %11.3f %13.3f %10.1f  %s%s\n", r.ranks,
+                    r.workers, r.step_s * 1e3, r.samples_per_s, 100 * r.efficiency, r.compute_s * 1e3,
+                    r.exposed_s * 1e3, r.staleness, r.bottleneck.c_str(),
+                    r.oversubscribed ? " (cores shared)" : "");
+      out += line;
+    }
+    return out;
+  }
   std::string out = "predicted from " + p.name + " (" + std::to_string(p.ranks) + " rank(s), batch " +
                     std::to_string(p.global_batch) + " global, strong scaling)\n";
   out += " ranks  hosts   step ms   samples/s   effic.  compute ms  comm ms  exposed ms  bottleneck\n";
-  char line[512];
   for (const auto& r : rows) {
     std::snprintf(line, sizeof line, "%6d %6d %9.3f %11.1f %7.1f%% %11.3f %8.3f %11.3f  %s%s\n", r.ranks, r.hosts,
                   r.step_s * 1e3, r.samples_per_s, 100 * r.efficiency, r.compute_s * 1e3, r.comm_s * 1e3,
@@ -287,11 +413,12 @@ std::string prediction_table(const StepProfile& p, const std::vector<Prediction>
 std::string prediction_csv(const std::vector<Prediction>& rows) {
   std::ostringstream os;
   os << "ranks,hosts,step_s,samples_per_s,efficiency,compute_s,straggler_factor,comm_s,hidden_s,exposed_s,"
-        "oversubscribed,bottleneck\n";
+        "oversubscribed,workers,staleness,bottleneck\n";
   for (const auto& r : rows)
     os << r.ranks << "," << r.hosts << "," << r.step_s << "," << r.samples_per_s << "," << r.efficiency << ","
        << r.compute_s << "," << r.straggler_factor << "," << r.comm_s << "," << r.hidden_s << ","
-       << r.exposed_s << "," << r.oversubscribed << ",\"" << r.bottleneck << "\"\n";
+       << r.exposed_s << "," << r.oversubscribed << "," << r.workers << "," << r.staleness << ",\""
+       << r.bottleneck << "\"\n";
   return os.str();
 }
 
@@ -332,6 +459,13 @@ nlohmann::json predicted_trace(const StepProfile& p, const Prediction& at) {
     ev.push_back({{"name", name}, {"cat", cat}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
                   {"ts", start_s * 1e6}, {"dur", dur_s * 1e6}});
   };
+  if (p.async()) {  // one worker's step: its compute, then its pulls and pushes (and waits)
+    add("worker compute", "compute", 0, at.compute_s, 0);
+    add("pull + push", "comm", at.compute_s, at.step_s - at.compute_s, 1);
+    return {{"traceEvents", ev},
+            {"displayTimeUnit", "ms"},
+            {"metadata", {{"predicted_ranks", at.ranks}, {"workers", at.workers}, {"step_s", at.step_s}}}};
+  }
   add("data", "data", t, p.data_s * scale, 0), t += p.data_s * scale;
   for (size_t i = 0; i < p.layers.size(); ++i)
     add(p.layers[i], "forward", t, p.forward_s[i] * scale, 0), t += p.forward_s[i] * scale;

@@ -22,13 +22,21 @@ int cmd_predict(const PredictArgs& args) {
     PredictOptions o;
     o.ranks_per_host = args.ranks_per_host;
     o.cores_per_host = args.cores_per_host;
-    const Prediction one = predict_step(profile, net, 1, o);
+    // Efficiency against one rank (sync), or against one worker's rate times the workers
+    // (parameter server, whose servers do no training).
+    const int base = profile.async() ? profile.servers + 1 : 1;
+    const Prediction one = predict_step(profile, net, base, o);
     std::vector<Prediction> rows;
     for (int r : args.ranks) {
+      if (r < base) continue;  // a parameter server needs a worker beside its servers
       Prediction p = predict_step(profile, net, r, o);
-      p.efficiency = one.step_s / (r * p.step_s);
+      p.efficiency = profile.async() ? p.samples_per_s / (p.workers * one.samples_per_s)
+                                     : one.step_s / (r * p.step_s);
       rows.push_back(std::move(p));
     }
+    if (rows.empty())
+      throw Error("--ranks: a run with " + std::to_string(profile.servers) +
+                  " server(s) needs at least " + std::to_string(base) + " ranks");
     const std::string out = args.out.empty() ? args.run_dir + "/predict" : args.out;
     std::filesystem::create_directories(out);
     write_file_atomically(out + "/prediction.csv", prediction_csv(rows));

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # hpdl predict end to end on one host: calibrate 2 ranks, profile the tiny model, predict
 # 1..64 ranks (table and files written); and its refusals, one line each: a run directory
-# that is missing or was not profiled, a file that is no network.json, a parameter-server
-# run, a rank count below 1.
+# that is missing or was not profiled, a file that is no network.json, a rank count below 1
+# or too small for a parameter-server run's servers; a parameter-server run predicted.
 # Usage: predict_inputs.sh MPIRUN HPDL FIXTURES
 set -eu
 mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
@@ -25,7 +25,11 @@ $expect "nope/manifest.json: cannot be read" "$hpdl" predict "$out/nope" --netwo
 $expect "plain/layers.csv: cannot be read \(was the run profiled" "$hpdl" predict "$out/plain" --network "$out/net.json"
 $expect "profiled/manifest.json: not a network.json of hpdl calibrate" \
   "$hpdl" predict "$out/profiled" --network "$out/profiled/manifest.json"
-$expect "a downpour run; hpdl predict models synchronous training only" \
-  "$hpdl" predict "$out/ps" --network "$out/net.json"
+"$hpdl" predict "$out/ps" --network "$out/net.json" --ranks 2,4,16 >"$out/predict_ps.txt"
+grep -q "downpour, 2 rank(s), 1 server(s)" "$out/predict_ps.txt" && grep -q "staleness" "$out/predict_ps.txt"
+grep -Eq "^ +16 +15 " "$out/predict_ps.txt"  # 16 ranks: 15 workers
+echo "predicted a parameter-server run at 2, 4, 16 ranks"
+$expect "--ranks: a run with 1 server\(s\) needs at least 2 ranks" \
+  "$hpdl" predict "$out/ps" --network "$out/net.json" --ranks 1
 $expect "--ranks: 0 is not a rank count" "$hpdl" predict "$out/profiled" --network "$out/net.json" --ranks 1,0
 echo "PASS"

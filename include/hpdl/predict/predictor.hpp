@@ -14,7 +14,17 @@
 //   overlap  a bucket starts when its layers' backward is done, but OpenMPI has no progress
 //            thread: it advances only inside hpdl's MPI calls, one test per later layer, so
 //            at most that many of the algorithm's rounds hide behind the rest of backward.
-// Parameter-server runs are not predicted (a refusal says so).
+// Parameter-server runs (downpour, dcasgd) with S servers, W = N - S workers, P bytes of
+// parameters: a worker's step is its own profiled compute (each worker has its own batch)
+// plus its pulls (P bytes every n_fetch steps) and pushes (P bytes every n_push steps) at
+// the calibrated RMA get/accumulate cost of one shard (interpolated in the calibrated
+// sizes) times S. Workers do not wait for each other, but share each server: its progress
+// engine serves one RMA operation at a time (OpenMPI's passive target over TCP advances at
+// the target), W (get/n_fetch + accumulate/n_push) of its time per worker step; its link,
+// W (P/S)/n_fetch bytes out and W (P/S)/n_push bytes in per worker step; and its core,
+// which applies W (P/S)/n_push floats of accumulates. The step is the largest of these;
+// samples/s = W B / step; staleness (server updates between a worker's pull and its push)
+// ~ (W - 1)(n_fetch + 1) / (2 n_push).
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -36,6 +46,14 @@ struct StepProfile {
   std::vector<double> compute_s;     // per recorded (rank, step): wall minus communication
   std::vector<int64_t> bucket_bytes;  // in the order they start (last layers first)
   std::vector<int> bucket_last_layer;  // the layer whose backward completes each bucket
+  // Parameter-server runs: mode "downpour" | "dcasgd" ("sync" otherwise), servers, the
+  // pull and push periods in steps, the parameters' bytes, and the workers' median step
+  // compute (wall minus pulls and pushes) and pull + push time, at the profile's rank count.
+  std::string mode = "sync";
+  int servers = 0, n_fetch = 1, n_push = 1;
+  int64_t param_bytes = 0;
+  double worker_compute_s = 0, worker_rma_s = 0;
+  bool async() const { return mode != "sync"; }
 };
 
 // The network as calibrated: inter- and intra-host point-to-point fits, reduction rate, and
@@ -49,6 +67,10 @@ struct NetworkModel {
     std::vector<std::pair<int64_t, double>> samples;  // bytes, seconds
   };
   std::vector<Curve> measured;  // algorithm "default"
+  // RMA operations as calibrated (lock, operation, unlock; the median over origin/target
+  // pairs per size): bytes, seconds. Empty when not calibrated: then the inter-host
+  // point-to-point fit stands in.
+  std::vector<std::pair<int64_t, double>> get_samples, acc_samples;
 };
 
 // Error naming the file and field at fault.
@@ -69,6 +91,8 @@ struct Prediction {
   double step_s = 0, samples_per_s = 0, efficiency = 1;
   std::string bottleneck;
   std::vector<AllreduceCost> buckets;
+  int workers = 0;         // parameter server: W
+  double staleness = 0;    // parameter server: expected updates between pull and push
 };
 
 struct PredictOptions {
