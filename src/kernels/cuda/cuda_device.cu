@@ -142,10 +142,11 @@ void* CudaDevice::allocate(size_t bytes) {
   return p;
 }
 
+// Called from destructors (Buffer, HostMirror): never throws; a failure here follows an
+// earlier one that was already reported.
 void CudaDevice::release(void* p) {
-  if (!p) return;
   // Work still enqueued may use p: cudaFree waits for the device, as the contract needs.
-  HPDL_CUDA_CHECK(cudaFree(p));
+  if (p && cudaFree(p) != cudaSuccess) cudaGetLastError();
 }
 
 void CudaDevice::zero(void* p, size_t bytes) {
@@ -178,7 +179,7 @@ void* CudaDevice::allocate_host(size_t bytes) {
 }
 
 void CudaDevice::release_host(void* p) {
-  if (p) HPDL_CUDA_CHECK(cudaFreeHost(p));
+  if (p && cudaFreeHost(p) != cudaSuccess) cudaGetLastError();  // as release(): no throw
 }
 
 void CudaDevice::download_after(DeviceEvent& after, void* host_dst, const void* src, size_t bytes,
@@ -220,6 +221,7 @@ const void* PinnedUpload::upload(const void* host_src, size_t bytes) {
               std::to_string(bytes) + " bytes exceed the " + std::to_string(capacity_) +
                   " set up for this kernel");
   HPDL_CUDA_CHECK(cudaEventSynchronize(copied_));  // the previous copy has left pinned_
+  if (bytes == 0) return on_device_;
   std::memcpy(pinned_, host_src, bytes);
   HPDL_CUDA_CHECK(
       cudaMemcpyAsync(on_device_, pinned_, bytes, cudaMemcpyHostToDevice, device_.stream()));
