@@ -18,27 +18,10 @@ hosts_list=${HOSTS:-2 4 8}
 steps=${STEPS:-40}
 watchdog=${WATCHDOG_S:-120}  # a run that stalls this long ends (named in its row)
 rows=60000 batch=32
-[ -x build/hpdl ] || bash scripts/setup.sh >/dev/null
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-work=$(mktemp -d /tmp/hpdl-scaling.XXXXXX)
-export HPDL_NETNS_STATE=$work/state
-cluster="bash scripts/netns_cluster.sh"
-trap '$cluster down >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+source profiling/cluster_env.sh hpdl-scaling
 n_hosts=$(printf '%s\n' $hosts_list | sort -n | tail -1)
 $cluster up "$n_hosts" --rate "$rate" >/dev/null
-median_step() {  # RUN_DIR SERVERS
-  /usr/bin/python3 - "$1/steps.csv" "$2" <<'PY'
-import csv, statistics, sys
-servers = int(sys.argv[2])
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if int(r["rank"]) >= servers]
-if servers:
-    print(statistics.median(float(r["wall_us"]) for r in rows) / 1e6)
-    sys.exit()
-by_step = {}
-for r in rows: by_step.setdefault(r["step"], []).append(float(r["wall_us"]))
-print(statistics.median(max(v) for v in by_step.values()) / 1e6)
-PY
-}
+median_step() { /usr/bin/python3 profiling/median_step.py "$1" "$2"; }  # RUN_DIR SERVERS -> seconds
 printf '%-6s %-10s %8s %10s %12s %10s\n' hosts mode workers "step ms" "s/epoch" "samples/s"
 for h in $hosts_list; do
   for mode in sync downpour dcasgd; do

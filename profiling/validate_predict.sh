@@ -19,12 +19,7 @@ models=${MODELS:-mlp lenet}
 steps=${STEPS:-30}
 hosts_list=${HOSTS:-1 2 4}
 cores=${CORES:-$(nproc)}
-[ -x build/hpdl ] || bash scripts/setup.sh >/dev/null
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-work=$(mktemp -d /tmp/hpdl-validate.XXXXXX)
-export HPDL_NETNS_STATE=$work/state
-cluster="bash scripts/netns_cluster.sh"
-trap '$cluster down >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+source profiling/cluster_env.sh hpdl-validate
 config() { case $1 in mlp) echo inputs/mlp_fashion_mnist.toml ;; lenet) echo inputs/lenet_fashion_mnist.toml ;;
   har) echo inputs/har_2x2.toml ;;
   mlp_downpour) echo "inputs/mlp_fashion_mnist.toml --set distributed.mode=\"downpour\" --set optimizer.name=\"sgd\"" ;;
@@ -36,19 +31,7 @@ train_args() {  # MODEL NAME
     --set train.epochs=1000 --set profile.enabled=true --set profile.skip=2 --set profile.warmup=0
     --set profile.active=$steps --set train.progress=false --set data.test_file=\"\" --overwrite"
 }
-median_step() {  # RUN_DIR SERVERS -> median wall of recorded steps, in seconds
-  /usr/bin/python3 - "$1/steps.csv" "$2" <<'PY'
-import csv, statistics, sys
-servers = int(sys.argv[2])
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if int(r["rank"]) >= servers]
-if servers:  # parameter server: a worker's step, workers independent
-    print(statistics.median(float(r["wall_us"]) for r in rows) / 1e6)
-    sys.exit()
-by_step = {}
-for r in rows: by_step.setdefault(r["step"], []).append(float(r["wall_us"]))
-print(statistics.median(max(v) for v in by_step.values()) / 1e6)  # a step ends with its slowest rank
-PY
-}
+median_step() { /usr/bin/python3 profiling/median_step.py "$1" "$2"; }  # RUN_DIR SERVERS -> seconds
 table=$work/table.txt
 : >"$table"
 n_hosts=$(printf '%s\n' $hosts_list 4 | sort -n | tail -1)

@@ -45,7 +45,8 @@ parser_ok=" config builder train run predict "
 bad=0
 say() { echo "$1"; bad=1; }
 for sub in "${!may[@]}"; do
-  for f in "$root"/include/hpdl/"$sub"/*.hpp "$root"/src/"$sub"/*.cpp "$root"/src/"$sub"/*.hpp; do
+  for f in "$root"/include/hpdl/"$sub"/*.hpp "$root"/src/"$sub"/*.cpp "$root"/src/"$sub"/*.hpp \
+           "$root"/src/"$sub"/*/*.{cpp,hpp,cu,cuh}; do  # subfolders: kernels/cuda/
     [ -f "$f" ] || continue
     rel=${f#"$root"/}
     while IFS= read -r inc; do

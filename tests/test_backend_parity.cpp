@@ -8,19 +8,14 @@
 #include <cmath>
 #include <vector>
 
-#include "hpdl/core/rng.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "random_values.hpp"
 #include "hpdl/kernels/vector_ops.hpp"
 
 namespace hpdl {
 namespace {
 
-std::vector<float> random(int64_t n, uint64_t seed) {
-  Rng rng(seed, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = 2 * rng.uniform() - 1;
-  return v;
-}
+std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 1); }
 
 std::vector<float> positive(int64_t n, uint64_t seed) {
   std::vector<float> v = random(n, seed);

@@ -11,8 +11,8 @@
 
 #include "hpdl/core/buffer.hpp"
 #include "hpdl/core/error.hpp"
-#include "hpdl/core/rng.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "random_values.hpp"
 
 namespace hpdl {
 namespace {
@@ -21,12 +21,7 @@ using Bufs = std::vector<std::vector<float>>;
 // An operation on device pointers (one per buffer, in order) of backend k.
 using Op = std::function<void(KernelFactory& k, const std::vector<float*>& p)>;
 
-std::vector<float> random(int64_t n, uint64_t seed) {
-  Rng rng(seed, 3);
-  std::vector<float> v(n);
-  for (auto& x : v) x = 2 * rng.uniform() - 1;
-  return v;
-}
+std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 3); }
 
 class CudaParity : public ::testing::Test {
  protected:

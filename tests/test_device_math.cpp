@@ -12,8 +12,8 @@
 
 #include "device_math.hpp"
 #include "element_math.hpp"
-#include "hpdl/core/rng.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "random_values.hpp"
 
 namespace hpdl {
 
@@ -29,12 +29,7 @@ void PrintTo(const PoolDims& d, std::ostream* os) {
 
 namespace {
 
-std::vector<float> random(int64_t n, uint64_t seed) {
-  Rng rng(seed, 7);
-  std::vector<float> v(n);
-  for (auto& x : v) x = 2 * rng.uniform() - 1;
-  return v;
-}
+std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 7); }
 
 void expect_near(const std::vector<float>& want, const std::vector<float>& got, double tol,
                  const char* what) {

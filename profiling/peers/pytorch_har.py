@@ -20,6 +20,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from cuda_graph import step_runner
+
 
 class Group(nn.Module):
     def __init__(self, cin, hidden, reverse):
@@ -93,7 +95,6 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=0.001, **({"capturable": True} if a.graphs else {}))
     weights = [p for n, p in model.named_parameters() if "weight" in n]
     steps = x.shape[0] // a.batch
-    static_x, static_y = x[:a.batch].clone(), y[:a.batch].clone()
 
     def train_step(xb, yb):
         opt.zero_grad(set_to_none=not a.graphs)
@@ -104,30 +105,14 @@ def main():
         opt.step()
         return loss
 
-    graph, static_loss = None, None
     model.train()
-    if a.graphs:  # PyTorch's whole-network capture: warm up on a side stream, then capture
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                train_step(static_x, static_y)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            static_loss = train_step(static_x, static_y)
+    run = step_runner(train_step, x, y, a.batch, a.graphs)
 
     def epoch(e):
         perm = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(e)).to(dev)
         for s in range(steps):
             idx = perm[s * a.batch:(s + 1) * a.batch]
-            if graph is None:
-                loss = train_step(x[idx], y[idx])
-            else:
-                static_x.copy_(x[idx])
-                static_y.copy_(y[idx])
-                graph.replay()
-                loss = static_loss
+            loss = run(x[idx], y[idx])
         return float(loss)  # waits for the GPU
 
     epoch(0)  # warm-up

@@ -18,6 +18,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from cuda_graph import step_runner
+
 
 def lenet():
     return nn.Sequential(
@@ -81,7 +83,6 @@ def main():
     g = torch.Generator().manual_seed(1)
     perm = torch.randperm(x.shape[0], generator=g).to(dev)
     n_batches = x.shape[0] // a.batch
-    static_x, static_y = x[:a.batch].clone(), y[:a.batch].clone()
 
     def train_step(xb, yb):
         opt.zero_grad(set_to_none=not a.graphs)
@@ -90,26 +91,11 @@ def main():
         opt.step()
         return loss
 
-    graph, static_loss = None, None
-    if a.graphs:  # PyTorch's whole-network capture: warm up on a side stream, then capture
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                train_step(static_x, static_y)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            static_loss = train_step(static_x, static_y)
+    run = step_runner(train_step, x, y, a.batch, a.graphs)
 
     def step(i):
         idx = perm[(i % n_batches) * a.batch:((i % n_batches) + 1) * a.batch]
-        if graph is None:
-            return train_step(x[idx], y[idx])
-        static_x.copy_(x[idx])
-        static_y.copy_(y[idx])
-        graph.replay()
-        return static_loss
+        return run(x[idx], y[idx])
 
     for i in range(a.warmup):
         step(i)

@@ -153,9 +153,14 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
       if (!bad.empty()) throw Error(bad);
     }
   });
+  // One GPU per rank, by node-local rank: a blocking collective (no MPI_Test to poll), so
+  // the watchdog's thread bounds it; asked only where it matters.
+  int local_rank = 0;
+  if (cfg.run.device == "gpu") {
+    WatchdogScope guard(watchdog, "node-local rank (GPU choice)", 0);
+    local_rank = comm.node_rank();
+  }
   on_all_ranks(comm, watchdog, [&] {
-    // One GPU per rank, by node-local rank (a collective, so only where it matters).
-    const int local_rank = cfg.run.device == "gpu" ? comm.node_rank() : 0;
     s.model = build_model(cfg.model, s.local_batch, cfg.run.backend, local_rank);
     s.model->init_params(cfg.train.seed);
   });

@@ -131,13 +131,17 @@ CudaDevice::~CudaDevice() {
   }
 }
 
+// A failed CUDA allocation is std::bad_alloc (the Device contract).
+static void require_allocated(cudaError_t rc) {
+  if (rc == cudaSuccess) return;
+  cudaGetLastError();  // clear it: the next call must not report this one
+  throw std::bad_alloc();
+}
+
 void* CudaDevice::allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
-  if (cudaMalloc(&p, bytes) != cudaSuccess) {
-    cudaGetLastError();
-    throw std::bad_alloc();
-  }
+  require_allocated(cudaMalloc(&p, bytes));
   zero(p, bytes);
   return p;
 }
@@ -170,10 +174,7 @@ void CudaDevice::copy_from_host(void* dst, const void* host_src, size_t bytes) {
 void* CudaDevice::allocate_host(size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
-  if (cudaMallocHost(&p, bytes) != cudaSuccess) {
-    cudaGetLastError();
-    throw std::bad_alloc();
-  }
+  require_allocated(cudaMallocHost(&p, bytes));
   std::memset(p, 0, bytes);
   return p;
 }
@@ -201,18 +202,17 @@ void CudaDevice::range_pop() { nvtxRangePop(); }
 void CudaDevice::synchronize() { HPDL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
 PinnedUpload::PinnedUpload(CudaDevice& device, size_t capacity_bytes)
-    : device_(device), capacity_(capacity_bytes) {
-  HPDL_CUDA_CHECK(cudaMallocHost(&pinned_, capacity_ ? capacity_ : 1));
-  on_device_ = device.allocate(capacity_ ? capacity_ : 1);
+    : device_(device),
+      capacity_(capacity_bytes),
+      pinned_(device, static_cast<int64_t>(capacity_bytes), Memory::kHost),
+      on_device_(device, static_cast<int64_t>(capacity_bytes)) {
   HPDL_CUDA_CHECK(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
   HPDL_CUDA_CHECK(cudaEventRecord(copied_, device.stream()));
 }
 
 PinnedUpload::~PinnedUpload() {
-  cudaEventSynchronize(copied_);
+  cudaEventSynchronize(copied_);  // the last copy has left pinned_ before it is freed
   cudaEventDestroy(copied_);
-  device_.release(on_device_);
-  cudaFreeHost(pinned_);
 }
 
 const void* PinnedUpload::upload(const void* host_src, size_t bytes) {
@@ -221,12 +221,12 @@ const void* PinnedUpload::upload(const void* host_src, size_t bytes) {
               std::to_string(bytes) + " bytes exceed the " + std::to_string(capacity_) +
                   " set up for this kernel");
   HPDL_CUDA_CHECK(cudaEventSynchronize(copied_));  // the previous copy has left pinned_
-  if (bytes == 0) return on_device_;
-  std::memcpy(pinned_, host_src, bytes);
-  HPDL_CUDA_CHECK(
-      cudaMemcpyAsync(on_device_, pinned_, bytes, cudaMemcpyHostToDevice, device_.stream()));
+  if (bytes == 0) return on_device_.get();
+  std::memcpy(pinned_.get(), host_src, bytes);
+  HPDL_CUDA_CHECK(cudaMemcpyAsync(on_device_.get(), pinned_.get(), bytes, cudaMemcpyHostToDevice,
+                                  device_.stream()));
   HPDL_CUDA_CHECK(cudaEventRecord(copied_, device_.stream()));
-  return on_device_;
+  return on_device_.get();
 }
 
 }  // namespace hpdl::cuda

@@ -55,6 +55,29 @@ class CudaDevice final : public Device {
   std::unique_ptr<Timeline> timeline_;
 };
 
+// T[n] in a device's memory, or in its transfer memory on the host (page-locked on a GPU),
+// released with the object: the CUDA backend's workspaces and host staging.
+enum class Memory { kDevice, kHost };
+template <typename T>
+class Array {
+ public:
+  Array(Device& device, int64_t n, Memory where = Memory::kDevice)
+      : device_(device), where_(where), data_(static_cast<T*>(allocate(device, n, where))) {}
+  ~Array() { where_ == Memory::kDevice ? device_.release(data_) : device_.release_host(data_); }
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+  T* get() const { return data_; }
+
+ private:
+  static void* allocate(Device& d, int64_t n, Memory where) {
+    const size_t bytes = static_cast<size_t>(n) * sizeof(T);
+    return where == Memory::kDevice ? d.allocate(bytes) : d.allocate_host(bytes);
+  }
+  Device& device_;
+  Memory where_;
+  T* data_;
+};
+
 // Small per-step host data (labels, sample ids: a few hundred bytes) on its way to the
 // device through pinned memory, so the copy is asynchronous and the host never waits for
 // the stream to drain. Owns both sides; capacity fixed at construction.
@@ -71,8 +94,7 @@ class PinnedUpload {
  private:
   CudaDevice& device_;
   size_t capacity_;
-  void* pinned_ = nullptr;
-  void* on_device_ = nullptr;
+  Array<unsigned char> pinned_, on_device_;
   cudaEvent_t copied_ = nullptr;
 };
 

@@ -28,22 +28,6 @@ void gemm(cublasHandle_t blas, bool ta, bool tb, int64_t M, int64_t N, int64_t K
                                  &beta, C, ldc));
 }
 
-// A kernel's device memory, released with it.
-template <typename T>
-class DeviceArray {
- public:
-  DeviceArray(Device& device, int64_t n)
-      : device_(device), data_(static_cast<T*>(device.allocate(n * sizeof(T)))) {}
-  ~DeviceArray() { device_.release(data_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return data_; }
-
- private:
-  Device& device_;
-  T* data_;
-};
-
 // ---- kernels ----------------------------------------------------------------------------
 
 // y[n, o] = b[o] (the GEMM then adds x w^T with beta = 1).
@@ -298,7 +282,7 @@ class CudaConv final : public ConvKernel {
   Context ctx_;
   dmath::ConvShape s_;
   int64_t R_, Q_;
-  DeviceArray<float> col_, t_;
+  Array<float> col_, t_;
 };
 
 class CudaMaxPool final : public MaxPoolKernel {
@@ -322,7 +306,7 @@ class CudaMaxPool final : public MaxPoolKernel {
   Context ctx_;
   PoolDims d_;
   int64_t n_out_;
-  DeviceArray<int64_t> arg_;
+  Array<int64_t> arg_;
 };
 
 class CudaActivation final : public ActivationKernel {
@@ -351,21 +335,19 @@ class CudaSoftmaxXent final : public SoftmaxXentKernel {
         K_(classes),
         loss_(ctx.device, batch),
         labels_fwd_(ctx.device, batch * sizeof(int32_t)),
-        labels_bwd_(ctx.device, batch * sizeof(int32_t)) {
-    HPDL_CUDA_CHECK(cudaMallocHost(&host_loss_, N_ * sizeof(double)));
-  }
-  ~CudaSoftmaxXent() override { cudaFreeHost(host_loss_); }
+        labels_bwd_(ctx.device, batch * sizeof(int32_t)),
+        host_loss_(ctx.device, batch, Memory::kHost) {}
   double forward(const float* logits, const int32_t* labels, int64_t n_valid,
                  float* probs) override {
     const auto* l =
         static_cast<const int32_t*>(labels_fwd_.upload(labels, n_valid * sizeof(int32_t)));
     HPDL_LAUNCH(softmax_rows, blocks_for(N_), N_, K_, logits, l, n_valid, probs, loss_.get());
     if (n_valid <= 0) return 0;
-    HPDL_CUDA_CHECK(cudaMemcpyAsync(host_loss_, loss_.get(), n_valid * sizeof(double),
+    HPDL_CUDA_CHECK(cudaMemcpyAsync(host_loss_.get(), loss_.get(), n_valid * sizeof(double),
                                     cudaMemcpyDeviceToHost, ctx_.stream()));
     HPDL_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
     double total = 0;
-    for (int64_t n = 0; n < n_valid; ++n) total += host_loss_[n];
+    for (int64_t n = 0; n < n_valid; ++n) total += host_loss_.get()[n];
     return total;
   }
   void backward(const float* probs, const int32_t* labels, float scale, float* dlogits) override {
@@ -376,9 +358,9 @@ class CudaSoftmaxXent final : public SoftmaxXentKernel {
  private:
   Context ctx_;
   int64_t N_, K_;
-  DeviceArray<double> loss_;
+  Array<double> loss_;
   PinnedUpload labels_fwd_, labels_bwd_;
-  double* host_loss_ = nullptr;
+  Array<double> host_loss_;  // [N], page-locked
 };
 
 class CudaDropout final : public DropoutKernel {
@@ -443,7 +425,7 @@ class CudaScalarNorm final : public ScalarNormKernel {
  private:
   Context ctx_;
   ScalarNormDims d_;
-  DeviceArray<double> partial_;  // [N, 2]: sum dy, sum dy xhat per sample
+  Array<double> partial_;  // [N, 2]: sum dy, sum dy xhat per sample
 };
 
 class CudaBatchNorm final : public BatchNormKernel {

@@ -50,14 +50,10 @@ __global__ void dcasgd_kernel(int64_t n, DcAsgdStep s, const float* g, const flo
 
 class CudaVectorOps final : public VectorOps {
  public:
-  explicit CudaVectorOps(CudaDevice& device) : device_(device), stream_(device.stream()) {
-    partial_ = static_cast<double*>(device.allocate(kSumBlocks * sizeof(double)));
-    HPDL_CUDA_CHECK(cudaMallocHost(&host_partial_, kSumBlocks * sizeof(double)));
-  }
-  ~CudaVectorOps() override {
-    device_.release(partial_);
-    cudaFreeHost(host_partial_);
-  }
+  explicit CudaVectorOps(CudaDevice& device)
+      : stream_(device.stream()),
+        partial_(device, kSumBlocks),
+        host_partial_(device, kSumBlocks, Memory::kHost) {}
 
   void axpy(int64_t n, float a, const float* x, float* y) override {
     if (n <= 0) return;
@@ -88,13 +84,13 @@ class CudaVectorOps final : public VectorOps {
   }
   double sum_squares(int64_t n, const float* x) override {
     if (n <= 0) return 0;
-    sum_squares_kernel<<<kSumBlocks, kThreads, 0, stream_>>>(n, x, partial_);
+    sum_squares_kernel<<<kSumBlocks, kThreads, 0, stream_>>>(n, x, partial_.get());
     HPDL_CUDA_LAUNCHED();
-    HPDL_CUDA_CHECK(cudaMemcpyAsync(host_partial_, partial_, kSumBlocks * sizeof(double),
-                                    cudaMemcpyDeviceToHost, stream_));
+    HPDL_CUDA_CHECK(cudaMemcpyAsync(host_partial_.get(), partial_.get(),
+                                    kSumBlocks * sizeof(double), cudaMemcpyDeviceToHost, stream_));
     HPDL_CUDA_CHECK(cudaStreamSynchronize(stream_));
     double sum = 0;
-    for (int b = 0; b < kSumBlocks; ++b) sum += host_partial_[b];
+    for (int b = 0; b < kSumBlocks; ++b) sum += host_partial_.get()[b];
     return sum;
   }
   void sgd(int64_t n, float lr, float mu, const float* g, float* v, float* w) override {
@@ -123,10 +119,9 @@ class CudaVectorOps final : public VectorOps {
   }
 
  private:
-  CudaDevice& device_;
   cudaStream_t stream_;
-  double* partial_ = nullptr;       // [kSumBlocks] on the device
-  double* host_partial_ = nullptr;  // [kSumBlocks] pinned
+  Array<double> partial_;       // [kSumBlocks] on the device
+  Array<double> host_partial_;  // [kSumBlocks] page-locked
 };
 
 }  // namespace
