@@ -7,11 +7,16 @@
 # inside these namespaces. OpenMPI launches across them for real: mpirun runs in host 1's
 # namespace and starts its daemons on the other hosts through an rsh agent that enters the
 # namespace owning the address, TCP between hosts, shared memory within one.
+# With --cpus-per-host C every host also gets a CPU budget of C cores: a cgroup per host
+# (cgroup v1 cpu.cfs_quota_us over a short cpu.cfs_period_us, or v2 cpu.max) holding every
+# process started in that host, so 8 hosts x 0.25 core are 8 slow machines whose sum is
+# 2 cores, and N hosts have N times the compute of one.
 #
-#   scripts/netns_cluster.sh up N [--rate 100mbit] [--slots S]   start (replaces a running one)
+#   scripts/netns_cluster.sh up N [--rate 100mbit] [--slots S] [--cpus-per-host C] [--period-us P]
+#                                                                start (replaces a running one)
 #   scripts/netns_cluster.sh mpirun [MPIRUN ARGS...]             mpirun across all hosts
 #   scripts/netns_cluster.sh exec I CMD...                       CMD inside host I
-#   scripts/netns_cluster.sh status                              hosts, rates, bytes per link
+#   scripts/netns_cluster.sh status                              hosts, rates, bytes, CPU budgets
 #   scripts/netns_cluster.sh rate I RATE                         change host I's link (a bad cable)
 #   scripts/netns_cluster.sh down                                remove everything it made
 #
@@ -26,26 +31,68 @@ die() { echo "netns_cluster: $*" >&2; exit 2; }
 host_ns() { echo "hpdl-h$1"; }
 host_addr() { echo "$subnet.$((10 + $1))"; }
 
+# The cgroup of host I's CPU budget: v1's cpu hierarchy, else the v2 unified one.
+cg_root() {
+  if [ -d /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cgroup.procs ]; then echo /sys/fs/cgroup/cpu
+  elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo /sys/fs/cgroup
+  else echo ""; fi
+}
+host_cg() { echo "$(cg_root)/hpdl-h$1"; }
+our_cgroups() { local r; r=$(cg_root); [ -n "$r" ] && find "$r" -maxdepth 1 -type d -regex '.*/hpdl-h[0-9]+' || true; }
+# Empties a cgroup (its processes go back to the parent) and removes it.
+remove_cgroup() {
+  local cg=$1 pid
+  for pid in $(cat "$cg/cgroup.procs" 2>/dev/null); do echo "$pid" >"$(dirname "$cg")/cgroup.procs" 2>/dev/null || true; done
+  rmdir "$cg" 2>/dev/null || true
+}
+# Sets host I's budget to CPUS cores per PERIOD microseconds.
+make_cgroup() {
+  local i=$1 cpus=$2 period=$3 root cg quota
+  root=$(cg_root)
+  [ -n "$root" ] || die "--cpus-per-host needs a cgroup cpu controller (none under /sys/fs/cgroup)"
+  cg=$(host_cg "$i")
+  quota=$(awk -v c="$cpus" -v p="$period" 'BEGIN { printf "%d", c * p }')
+  mkdir -p "$cg"
+  if [ "$root" = /sys/fs/cgroup/cpu ]; then
+    echo "$period" >"$cg/cpu.cfs_period_us"
+    echo "$quota" >"$cg/cpu.cfs_quota_us"
+  else
+    grep -qw cpu "$root/cgroup.subtree_control" || echo +cpu >"$root/cgroup.subtree_control"
+    echo "$quota $period" >"$cg/cpu.max"
+  fi
+}
+
 our_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^hpdl-(h[0-9]+|sw)$' || true; }
 
 down() {
   local ns
   for ns in $(our_namespaces); do ip netns del "$ns" 2>/dev/null || true; done
+  local cg
+  for cg in $(our_cgroups); do remove_cgroup "$cg"; done
   rm -rf "$state"
 }
 
 up() {
   local n=$1; shift
-  local rate=100mbit slots=1
+  local rate=100mbit slots=1 cpus="" period=10000
   while [ $# -gt 0 ]; do
     case $1 in
       --rate) rate=$2; shift 2 ;;
       --slots) slots=$2; shift 2 ;;
-      *) die "unknown option '$1' (up N [--rate R] [--slots S])" ;;
+      --cpus-per-host) cpus=$2; shift 2 ;;
+      --period-us) period=$2; shift 2 ;;
+      *) die "unknown option '$1' (up N [--rate R] [--slots S] [--cpus-per-host C] [--period-us P])" ;;
     esac
   done
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 64 ] || die "N must be 1..64, got '$n'"
   [[ $slots =~ ^[0-9]+$ ]] && [ "$slots" -ge 1 ] || die "--slots must be a positive integer"
+  # The kernel takes periods of 1 ms .. 1 s and quotas of at least 1 ms.
+  [[ $period =~ ^[0-9]+$ ]] && [ "$period" -ge 1000 ] && [ "$period" -le 1000000 ] ||
+    die "--period-us must be 1000..1000000, got '$period'"
+  if [ -n "$cpus" ]; then
+    [[ $cpus =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v c="$cpus" -v p="$period" 'BEGIN { exit !(c * p >= 1000) }' ||
+      die "--cpus-per-host must be a number of cores with a quota of at least 1 ms per period, got '$cpus'"
+  fi
   [ "$(id -u)" -eq 0 ] || die "needs root (ip netns)"
   command -v tc >/dev/null || die "tc not found (apt-get install iproute2)"
   down
@@ -58,6 +105,7 @@ up() {
   local i ns
   for i in $(seq 1 "$n"); do
     ns=$(host_ns "$i")
+    if [ -n "$cpus" ]; then make_cgroup "$i" "$cpus" "$period"; fi
     ip netns add "$ns"
     ip -n "$switch" link add "port$i" type veth peer name eth0 netns "$ns"
     ip -n "$switch" link set "port$i" master br0 up
@@ -72,7 +120,8 @@ up() {
   mkdir -p "$state"
   : >"$state/hostfile"
   for i in $(seq 1 "$n"); do echo "$(host_addr "$i") slots=$slots" >>"$state/hostfile"; done
-  printf 'hosts=%s\nrate=%s\nslots=%s\n' "$n" "$rate" "$slots" >"$state/settings"
+  printf 'hosts=%s\nrate=%s\nslots=%s\ncpus=%s\nperiod=%s\ncgroups=%s\n' "$n" "$rate" "$slots" "$cpus" "$period" \
+    "$([ -n "$cpus" ] && cg_root)" >"$state/settings"
   # OpenMPI's rsh agent: called as AGENT [options] HOST COMMAND...; runs COMMAND in HOST's
   # namespace with HOST's own host name (hpdl-hI; the file system and environment are
   # shared, as on a cluster with NFS).
@@ -84,7 +133,10 @@ case \$host in
   $subnet.*) i=\$(( \${host##*.} - 10 )) ;;
   *) echo "netns agent: unknown host \$host" >&2; exit 255 ;;
 esac
-exec ip netns exec hpdl-h\$i unshare --uts /bin/sh -c "hostname hpdl-h\$i && \$*"
+# The host's CPU budget holds this process and everything it starts.
+cg=\$(. "$state/settings"; [ -n "\$cgroups" ] && echo "\$cgroups/hpdl-h\$i")
+if [ -n "\$cg" ]; then echo \$\$ >"\$cg/cgroup.procs" || exit 255; fi
+exec nsenter --net=/run/netns/hpdl-h\$i unshare --uts /bin/sh -c "hostname hpdl-h\$i && \$*"
 AGENT
   chmod +x "$state/agent"
   trap - ERR INT TERM
@@ -104,7 +156,9 @@ AGENT
   echo "netns_cluster: $n hosts at $rate ($(host_addr 1)..$(host_addr "$n")), hostfile $state/hostfile"
 }
 
-# Runs CMD... in host I's namespace under its host name. UCX (OpenMPI's one-sided osc/ucx)
+# Runs CMD... in host I's namespace under its host name (and in its CPU budget). nsenter
+# enters the network namespace only: `ip netns exec` would also remount /sys, hiding the
+# cgroup file systems from the ranks and the agent. UCX (OpenMPI's one-sided osc/ucx)
 # would see one machine and move data through its shared memory between the namespaces,
 # around the emulated links: it is held to TCP on eth0 as on separate boards.
 in_host() {
@@ -113,7 +167,10 @@ in_host() {
   # The emulated hosts share this machine's cores: a rank waiting in MPI yields its core
   # rather than spin through a whole scheduler tick while the rank it waits for needs it.
   export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
-  exec ip netns exec "$(host_ns "$i")" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' \
+  # shellcheck disable=SC1091
+  local cgroups=""; [ -f "$state/settings" ] && . "$state/settings"
+  if [ -n "$cgroups" ]; then echo $$ >"$cgroups/hpdl-h$i/cgroup.procs"; fi
+  exec nsenter --net="/run/netns/$(host_ns "$i")" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' \
     "$(host_ns "$i")" "$@"
 }
 
@@ -137,13 +194,14 @@ status() {
   require_up
   # shellcheck disable=SC1091
   . "$state/settings"
-  echo "hosts $hosts, rate $rate per link and direction, slots $slots"
+  echo "hosts $hosts, rate $rate per link and direction, slots $slots, CPU budget ${cpus:-none}${cpus:+ cores per host (period ${period} us)}"
   local i
   for i in $(seq 1 "$hosts"); do
-    local up down_bytes
+    local up down_bytes throttled=""
     up=$(ip netns exec "$(host_ns "$i")" tc -s qdisc show dev eth0 | awk '/Sent/{print $2; exit}')
     down_bytes=$(ip netns exec "$switch" tc -s qdisc show dev "port$i" | awk '/Sent/{print $2; exit}')
-    echo "host $i $(host_addr "$i"): sent $up bytes, received $down_bytes bytes"
+    [ -n "$cgroups" ] && throttled=", throttled in $(awk '$1 == "nr_throttled" { print $2 }' "$cgroups/hpdl-h$i/cpu.stat") of $(awk '$1 == "nr_periods" { print $2 }' "$cgroups/hpdl-h$i/cpu.stat") periods"
+    echo "host $i $(host_addr "$i"): sent $up bytes, received $down_bytes bytes$throttled"
   done
 }
 
@@ -165,5 +223,5 @@ case $cmd in
     ip netns exec "$(host_ns "$1")" tc qdisc change dev eth0 root tbf rate "$2" burst 64kb latency 50ms
     ip netns exec "$switch" tc qdisc change dev "port$1" root tbf rate "$2" burst 64kb latency 50ms
     echo "netns_cluster: host $1's link now $2" ;;
-  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; [ -z "$cmd" ] || [ "$cmd" = -h ] || [ "$cmd" = --help ] || exit 2 ;;
+  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; [ -z "$cmd" ] || [ "$cmd" = -h ] || [ "$cmd" = --help ] || exit 2 ;;
 esac
