@@ -4,8 +4,8 @@
 //   raw   lock(shared) + MPI_Get            + unlock
 //         lock(shared) + MPI_Get_accumulate(NO_OP) + unlock
 //         lock(shared) + MPI_Accumulate(SUM) + unlock
-//   hpdl  ParamShards::pull (Get_accumulate + version read), push_sum (Accumulate +
-//         version fetch-and-add), push_rmw (exclusive lock, get, flush, compute, put)
+//   hpdl  ParamShards::pull (request, wait for the server's copy, get) and push (put,
+//         announce, wait until the server has applied it: an SGD step on the shard)
 // and prints a table of medians (microseconds) and hpdl's push+pull over the raw pair.
 // Usage: mpirun -np 2 hpdl_bench_rma [REPEATS] [PARAMS ...]
 #include <mpi.h>
@@ -45,12 +45,15 @@ void bench(const Comm& world, int64_t n, int repeats) {
                    world.raw(), &base, &raw);
   ParamShards shards(world, 1, initial);
   if (world.rank() == 0) {
-    // A server: poll until the client has counted itself done.
+    // A server: serves until the client has counted itself done.
+    shards.open();
     const timespec pause{0, 50000};
-    while (shards.read(0, ParamShards::kWorkersDone) == 0) {
-      shards.poll();
-      nanosleep(&pause, nullptr);
-    }
+    const ParamShards::Apply sgd = [](int, const float* g, float lr, float* w, const float*,
+                                      int64_t k) {
+      for (int64_t i = 0; i < k; ++i) w[i] -= lr * g[i];
+    };
+    while (shards.read(0, ParamShards::kWorkersDone) == 0)
+      if (shards.serve(sgd) == 0) nanosleep(&pause, nullptr);
   } else {
     const int count = static_cast<int>(n);
     auto locked = [&](const std::function<void()>& op) {
@@ -74,17 +77,11 @@ void bench(const Comm& world, int64_t n, int repeats) {
                                  }));
     RmaStats st;
     std::vector<int64_t> versions(1);
+    shards.open();
     const double pull = median_us(repeats, [&] { shards.pull(buf, versions, st); });
-    const double push = median_us(repeats, [&] { shards.push_sum(update, versions, st); });
-    const double rmw = median_us(repeats, [&] {
-      shards.push_rmw(
-          [&](float* w, int64_t first, int64_t k) {
-            for (int64_t i = 0; i < k; ++i) w[i] -= update[first + i];
-          },
-          versions, st);
-    });
-    std::printf("%10lld %9.2f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %10.2fx\n", (long long)n,
-                n * 4 / 1048576.0, get, get_acc, acc, pull, push, rmw, pull + push,
+    const double push = median_us(repeats, [&] { shards.push(update, 0.1f, versions, st); });
+    std::printf("%10lld %9.2f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %10.2fx\n", (long long)n,
+                n * 4 / 1048576.0, get, get_acc, acc, pull, push, pull + push,
                 (pull + push) / (get_acc + acc));
     shards.add(0, ParamShards::kWorkersDone, 1);
   }
@@ -111,8 +108,8 @@ int main(int argc, char** argv) {
     if (world.rank() == 1) {
       std::printf("median of %d, microseconds; raw = lock(shared) + one operation + unlock\n",
                   repeats);
-      std::printf("%10s %9s %8s %8s %8s %8s %8s %8s %8s %11s\n", "params", "MiB", "raw get",
-                  "raw gacc", "raw acc", "pull", "push", "push_rmw", "push+pull", "vs raw g+a");
+      std::printf("%10s %9s %8s %8s %8s %8s %8s %8s %11s\n", "params", "MiB", "raw get",
+                  "raw gacc", "raw acc", "pull", "push", "push+pull", "vs raw g+a");
     }
     for (int64_t n : sizes) bench(world, n, repeats);
   }

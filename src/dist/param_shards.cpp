@@ -1,6 +1,12 @@
-// One-sided parameter shards (see the header for the protocol). Every operation is one
-// passive-target epoch: lock, issue, unlock; the unlock completes it at the target.
+// One-sided parameter shards served by their servers (see the header for the protocol).
+// Each remote operation is one short shared-lock epoch (lock, issue, unlock: the unlock
+// completes it at the target); a server reaches its own words with atomic loads and
+// stores. A reader waits for the
+// server by polling a control word with an atomic read (each poll a round trip; the caller
+// arms the watchdog). No lock_all: OpenMPI 4.1's osc pt2pt hangs under many origins in one.
 #include "hpdl/dist/param_shards.hpp"
+
+#include <sched.h>
 
 #include <algorithm>
 #include <climits>
@@ -33,7 +39,12 @@ StalenessSummary summarize_staleness(const std::vector<int64_t>& hist) {
 }
 
 ParamShards::ParamShards(const Comm& comm, int servers, std::span<const float> initial)
-    : comm_(comm), servers_(servers), begin_(servers + 1), wins_(servers, MPI_WIN_NULL) {
+    : comm_(comm),
+      servers_(servers),
+      workers_(comm.size() - servers),
+      readers_(comm.size() - servers + 1),
+      begin_(servers + 1),
+      wins_(servers, MPI_WIN_NULL) {
   const int64_t n = static_cast<int64_t>(initial.size());
   HPDL_REQUIRE(servers >= 1 && servers < comm.size(), "parameter server needs 1..ranks-1 servers");
   for (int s = 0; s <= servers; ++s) begin_[s] = n * s / servers;
@@ -47,122 +58,248 @@ ParamShards::ParamShards(const Comm& comm, int servers, std::span<const float> i
   }
   for (int s = 0; s < servers; ++s) {
     const bool mine = comm.rank() == s;
-    const MPI_Aint bytes = mine ? kHeader + shard_size(s) * MPI_Aint(sizeof(float)) : 0;
+    // The shard, a pulled copy per reader and a deposit per worker.
+    const MPI_Aint floats = shard_size(s) * MPI_Aint(1 + readers_ + workers_);
+    const MPI_Aint bytes = mine ? pushed_disp(s, workers_) : 0;
+    HPDL_REQUIRE(!mine || bytes == shard_disp() + floats * MPI_Aint(sizeof(float)),
+                 "parameter-server window layout");
     char* base = nullptr;
     HPDL_CHECK_MPI(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm.raw(), &base, &wins_[s]));
     HPDL_CHECK_MPI(MPI_Win_set_errhandler(wins_[s], MPI_ERRORS_RETURN));
     if (mine) {
       // No one else can access the window before the barrier below.
+      base_ = base;
+      int* model = nullptr;
+      int found = 0;
+      HPDL_CHECK_MPI(MPI_Win_get_attr(wins_[s], MPI_WIN_MODEL, &model, &found));
+      unified_ = found && *model == MPI_WIN_UNIFIED;
       HPDL_CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, s, 0, wins_[s]));
-      std::memset(base, 0, kHeader);
-      std::memcpy(base + kHeader, initial.data() + begin_[s], shard_size(s) * sizeof(float));
+      std::memset(base, 0, shard_disp());
+      const size_t shard_bytes = shard_size(s) * sizeof(float);
+      std::memcpy(base + shard_disp(), initial.data() + begin_[s], shard_bytes);
+      // Until a reader's first pull, its copy is the initial shard (what it starts from).
+      for (int r = 0; r < readers_; ++r)
+        std::memcpy(base + pulled_disp(s, r), initial.data() + begin_[s], shard_bytes);
       HPDL_CHECK_MPI(MPI_Win_unlock(s, wins_[s]));
+      served_pulls_.assign(readers_, 0);
+      applied_pushes_.assign(workers_, 0);
+      control_.assign(size_t(readers_) * kControl, 0);
+      replies_.assign(2 * size_t(readers_), MPI_REQUEST_NULL);
+      reply_values_.assign(2 * size_t(readers_), 0);
     }
-    size_t need = static_cast<size_t>(shard_size(s));
-    if (scratch_.size() < need) scratch_.resize(need);
   }
   comm.barrier();
 }
 
 ParamShards::~ParamShards() = default;
 
+MPI_Aint ParamShards::control_disp(int reader, Control w) const {
+  return kHeader + (MPI_Aint(reader) * kControl + w) * MPI_Aint(sizeof(int64_t));
+}
+MPI_Aint ParamShards::shard_disp() const { return control_disp(readers_, kPullReq); }
+MPI_Aint ParamShards::pulled_disp(int s, int reader) const {
+  return shard_disp() + shard_size(s) * MPI_Aint(1 + reader) * MPI_Aint(sizeof(float));
+}
+MPI_Aint ParamShards::pushed_disp(int s, int worker) const {
+  return pulled_disp(s, readers_) + shard_size(s) * MPI_Aint(worker) * MPI_Aint(sizeof(float));
+}
+float* ParamShards::own_floats(MPI_Aint disp) const {
+  return reinterpret_cast<float*>(base_ + disp);
+}
+
+int ParamShards::reader_index() const {
+  return is_server() ? workers_ : comm_.rank() - servers_;
+}
+
+std::span<float> ParamShards::own_shard() {
+  const int me = comm_.rank();
+  return {own_floats(shard_disp()), static_cast<size_t>(shard_size(me))};
+}
+
+std::span<float> ParamShards::pulled_copy(int reader) {
+  const int me = comm_.rank();
+  return {own_floats(pulled_disp(me, reader)), static_cast<size_t>(shard_size(me))};
+}
+
+void ParamShards::open() { open_ = true; }
+
 void ParamShards::close() {
   if (closed_) return;
   closed_ = true;
+  // Every reply was received: each reader waited for its last one.
+  HPDL_CHECK_MPI(MPI_Waitall(static_cast<int>(replies_.size()), replies_.data(), MPI_STATUSES_IGNORE));
   for (MPI_Win& w : wins_) HPDL_CHECK_MPI(MPI_Win_free(&w));
+}
+
+void ParamShards::lock(int s) { HPDL_CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, s, 0, wins_[s])); }
+void ParamShards::unlock(int s) { HPDL_CHECK_MPI(MPI_Win_unlock(s, wins_[s])); }
+
+int64_t ParamShards::fetch_add(int s, MPI_Aint disp, int64_t v) {
+  int64_t old = 0;
+  lock(s);
+  HPDL_CHECK_MPI(MPI_Fetch_and_op(&v, &old, MPI_INT64_T, s, disp, v ? MPI_SUM : MPI_NO_OP, wins_[s]));
+  unlock(s);
+  return old;
 }
 
 void ParamShards::set_profiler(Profiler* p) {
   prof_ = p;
-  if (!p) return;
-  lock_name_ = p->name("lock wait", "rma wait");
-  flush_name_ = p->name("flush", "rma wait");
+  if (p) wait_name_ = p->name("server wait", "rma wait");
 }
 
-double ParamShards::lock(int lock_type, int s, RmaStats* st) {
-  ProfileScope timed(prof_, lock_name_);
+// A server reaches its own words with atomic loads and stores, made consistent with the
+// window by MPI_Win_sync: MPI atomics on itself would make OpenMPI's osc pt2pt apply
+// incoming accumulates from within its own progress, recursively, and never return.
+int64_t ParamShards::own_word(MPI_Aint disp) {
+  sync_own();
+  return __atomic_load_n(reinterpret_cast<int64_t*>(base_ + disp), __ATOMIC_ACQUIRE);
+}
+
+void ParamShards::set_own_word(MPI_Aint disp, int64_t v) {
+  __atomic_store_n(reinterpret_cast<int64_t*>(base_ + disp), v, __ATOMIC_RELEASE);
+  sync_own();
+}
+
+void ParamShards::sync_own() {
+  // In the unified memory model (every OpenMPI component) the window is this process's
+  // memory: a fence orders the accesses. MPI_Win_sync would do the same, but under osc
+  // pt2pt it runs the progress engine recursively and slows the server to a crawl.
+  if (unified_) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return;
+  }
+  const int me = comm_.rank();
+  lock(me);
+  HPDL_CHECK_MPI(MPI_Win_sync(wins_[me]));
+  unlock(me);
+}
+
+int64_t ParamShards::await_reply(int s, int tag, RmaStats& st) {
+  ProfileScope timed(prof_, wait_name_);
   const double t0 = MPI_Wtime();
-  HPDL_CHECK_MPI(MPI_Win_lock(lock_type, s, 0, wins_[s]));
-  const double waited = MPI_Wtime() - t0;
-  if (st) st->lock_wait_s += waited;
-  return waited;
+  int64_t v = 0;
+  MPI_Request req = MPI_REQUEST_NULL;
+  HPDL_CHECK_MPI(MPI_Irecv(&v, 1, MPI_INT64_T, s, tag, comm_.raw(), &req));
+  int done = 0;
+  while (true) {
+    HPDL_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) break;
+    // Where ranks share cores, the server needs this one's.
+    sched_yield();
+  }
+  st.server_wait_s += MPI_Wtime() - t0;
+  return v;
+}
+
+void ParamShards::reply(int reader, int tag, int64_t value) {
+  const size_t k = 2 * size_t(reader) + (tag == kTagPushDone ? 1 : 0);
+  // The reader received the previous reply of this kind before it could ask again.
+  HPDL_CHECK_MPI(MPI_Wait(&replies_[k], MPI_STATUS_IGNORE));
+  reply_values_[k] = value;
+  const int dest = reader < workers_ ? servers_ + reader : 0;
+  HPDL_CHECK_MPI(MPI_Isend(&reply_values_[k], 1, MPI_INT64_T, dest, tag, comm_.raw(), &replies_[k]));
 }
 
 void ParamShards::pull(std::span<float> params, std::span<int64_t> versions, RmaStats& st) {
   const double t0 = MPI_Wtime();
+  const int me = comm_.rank(), r = reader_index();
+  // Every request first, so that the servers copy their shards in parallel.
+  for (int s = 0; s < servers_; ++s)
+    if (s != me) fetch_add(s, control_disp(r, kPullReq), 1);
   for (int s = 0; s < servers_; ++s) {
     const int n = static_cast<int>(shard_size(s));
-    lock(MPI_LOCK_SHARED, s, &st);
-    HPDL_CHECK_MPI(MPI_Get_accumulate(nullptr, 0, MPI_FLOAT, params.data() + begin_[s], n,
-                                      MPI_FLOAT, s, kHeader, n, MPI_FLOAT, MPI_NO_OP, wins_[s]));
-    HPDL_CHECK_MPI(MPI_Fetch_and_op(nullptr, &versions[s], MPI_INT64_T, s,
-                                    kVersion * sizeof(int64_t), MPI_NO_OP, wins_[s]));
-    HPDL_CHECK_MPI(MPI_Win_unlock(s, wins_[s]));
+    if (s == me) {  // rank 0's snapshot of its own shard: it is the only writer
+      std::copy_n(own_floats(shard_disp()), n, params.data() + begin_[s]);
+      versions[s] = version_;
+      continue;
+    }
+    versions[s] = await_reply(s, kTagPullDone, st);
+    lock(s);
+    HPDL_CHECK_MPI(MPI_Get(params.data() + begin_[s], n, MPI_FLOAT, s, pulled_disp(s, r), n,
+                           MPI_FLOAT, wins_[s]));
+    unlock(s);
   }
   ++st.pulls;
   st.pull_s += MPI_Wtime() - t0;
 }
 
-void ParamShards::push_sum(std::span<const float> update, std::span<int64_t> prev, RmaStats& st) {
+void ParamShards::push(std::span<const float> g, float lr, std::span<int64_t> prev,
+                       RmaStats& st) {
+  HPDL_REQUIRE(!is_server(), "only workers push");
   const double t0 = MPI_Wtime();
-  const int64_t one = 1;
+  const int r = reader_index();
   for (int s = 0; s < servers_; ++s) {
+    // The unlock completes the deposit at the server before it is announced.
     const int n = static_cast<int>(shard_size(s));
-    lock(MPI_LOCK_SHARED, s, &st);
-    HPDL_CHECK_MPI(MPI_Accumulate(update.data() + begin_[s], n, MPI_FLOAT, s, kHeader, n, MPI_FLOAT,
-                                  MPI_SUM, wins_[s]));
-    HPDL_CHECK_MPI(MPI_Fetch_and_op(&one, &prev[s], MPI_INT64_T, s, kVersion * sizeof(int64_t),
-                                    MPI_SUM, wins_[s]));
-    HPDL_CHECK_MPI(MPI_Win_unlock(s, wins_[s]));
+    lock(s);
+    HPDL_CHECK_MPI(MPI_Put(g.data() + begin_[s], n, MPI_FLOAT, s, pushed_disp(s, r), n, MPI_FLOAT,
+                           wins_[s]));
+    HPDL_CHECK_MPI(
+        MPI_Put(&lr, 1, MPI_FLOAT, s, control_disp(r, kPushLr), 1, MPI_FLOAT, wins_[s]));
+    unlock(s);
+    fetch_add(s, control_disp(r, kPushSeq), 1);
   }
+  for (int s = 0; s < servers_; ++s) prev[s] = await_reply(s, kTagPushDone, st);
   ++st.pushes;
-  st.push_s += MPI_Wtime() - t0;
+  const double took = MPI_Wtime() - t0;
+  st.push_s += took;
+  st.max_push_s = std::max(st.max_push_s, took);
 }
 
-void ParamShards::push_rmw(const ShardUpdate& update, std::span<int64_t> prev, RmaStats& st) {
-  const double t0 = MPI_Wtime();
-  const int64_t one = 1;
-  for (int s = 0; s < servers_; ++s) {
-    const int n = static_cast<int>(shard_size(s));
-    lock(MPI_LOCK_EXCLUSIVE, s, &st);
-    HPDL_CHECK_MPI(MPI_Get(scratch_.data(), n, MPI_FLOAT, s, kHeader, n, MPI_FLOAT, wins_[s]));
-    HPDL_CHECK_MPI(MPI_Fetch_and_op(&one, &prev[s], MPI_INT64_T, s, kVersion * sizeof(int64_t),
-                                    MPI_SUM, wins_[s]));
-    {
-      ProfileScope timed(prof_, flush_name_);
-      HPDL_CHECK_MPI(MPI_Win_flush(s, wins_[s]));
+int64_t ParamShards::serve(const Apply& apply) {
+  const int me = comm_.rank();
+  poll();
+  // Every reader's control words (atomic loads), then the float areas they announce.
+  sync_own();
+  const auto* words = reinterpret_cast<int64_t*>(base_ + control_disp(0, kPullReq));
+  for (size_t i = 0; i < control_.size(); ++i)
+    control_[i] = __atomic_load_n(words + i, __ATOMIC_ACQUIRE);
+  const int64_t n = shard_size(me);
+  float* shard = own_floats(shard_disp());
+  int64_t served = 0;
+  for (int r = 0; r < readers_; ++r) {
+    const int64_t* c = control_.data() + size_t(r) * kControl;
+    if (r < workers_ && c[kPushSeq] > applied_pushes_[r]) {
+      float lr = 0;
+      std::memcpy(&lr, &c[kPushLr], sizeof lr);
+      apply(r, own_floats(pushed_disp(me, r)), lr, shard, own_floats(pulled_disp(me, r)), n);
+      applied_pushes_[r] = c[kPushSeq];
+      set_own_word(kVersion * sizeof(int64_t), version_ + 1);
+      reply(r, kTagPushDone, version_++);
+      ++served;
     }
-    update(scratch_.data(), begin_[s], n);
-    HPDL_CHECK_MPI(MPI_Put(scratch_.data(), n, MPI_FLOAT, s, kHeader, n, MPI_FLOAT, wins_[s]));
-    HPDL_CHECK_MPI(MPI_Win_unlock(s, wins_[s]));
+    if (c[kPullReq] > served_pulls_[r]) {
+      std::copy_n(shard, n, own_floats(pulled_disp(me, r)));
+      served_pulls_[r] = c[kPullReq];
+      reply(r, kTagPullDone, version_);
+      ++served;
+    }
   }
-  ++st.pushes;
-  st.push_s += MPI_Wtime() - t0;
+  return served;
 }
 
 void ParamShards::add(int server, Counter c, int64_t v) {
-  int64_t old = 0;
-  lock(MPI_LOCK_SHARED, server, nullptr);
-  HPDL_CHECK_MPI(
-      MPI_Fetch_and_op(&v, &old, MPI_INT64_T, server, c * sizeof(int64_t), MPI_SUM, wins_[server]));
-  HPDL_CHECK_MPI(MPI_Win_unlock(server, wins_[server]));
+  if (server == comm_.rank()) {
+    sync_own();
+    __atomic_fetch_add(reinterpret_cast<int64_t*>(base_ + c * sizeof(int64_t)), v, __ATOMIC_ACQ_REL);
+    sync_own();
+    return;
+  }
+  fetch_add(server, c * sizeof(int64_t), v);
 }
 
 int64_t ParamShards::read(int server, Counter c) {
-  int64_t v = 0;
-  lock(MPI_LOCK_SHARED, server, nullptr);
-  HPDL_CHECK_MPI(MPI_Fetch_and_op(nullptr, &v, MPI_INT64_T, server, c * sizeof(int64_t), MPI_NO_OP,
-                                  wins_[server]));
-  HPDL_CHECK_MPI(MPI_Win_unlock(server, wins_[server]));
-  return v;
+  if (server == comm_.rank()) return c == kVersion ? version_ : own_word(c * sizeof(int64_t));
+  return fetch_add(server, c * sizeof(int64_t), 0);
 }
 
 void ParamShards::set_own(Counter c, int64_t v) {
   const int me = comm_.rank();
-  HPDL_REQUIRE(me < servers_, "only a server sets its own counters");
-  lock(MPI_LOCK_EXCLUSIVE, me, nullptr);
+  HPDL_REQUIRE(me < servers_ && !open_, "only a server sets its own counters, before open()");
+  HPDL_CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, wins_[me]));
   HPDL_CHECK_MPI(MPI_Put(&v, 1, MPI_INT64_T, me, c * sizeof(int64_t), 1, MPI_INT64_T, wins_[me]));
   HPDL_CHECK_MPI(MPI_Win_unlock(me, wins_[me]));
+  if (c == kVersion) version_ = v;
 }
 
 void ParamShards::poll() {

@@ -186,20 +186,28 @@ void RunReport::failed(const std::string& error) {
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
 }
 
-void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers) {
+void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers,
+                                 const std::vector<int64_t>& pushes_at_first_done) {
   std::ostringstream csv, hist;
-  csv << "rank,steps,pulls,pushes,pull_s,push_s,lock_wait_s,work_s,rma_fraction,"
-         "pull_ms,push_ms,staleness_mean,staleness_p95\n";
+  csv << "rank,steps,pulls,pushes,pull_s,push_s,server_wait_s,max_push_s,work_s,rma_fraction,"
+         "pull_ms,push_ms,staleness_mean,staleness_p95,pushes_at_first_done\n";
+  size_t k = 0;
+  double max_push = 0;
   hist << "rank,staleness,pushes\n";
   std::vector<int64_t> all;  // the histogram over all workers
   for (const auto& w : workers) {
     const double pulls = std::max<double>(w["pulls"].get<double>(), 1);
     const double n_push = std::max<double>(w["pushes"].get<double>(), 1);
     csv << w["rank"] << "," << w["steps"] << "," << w["pulls"] << "," << w["pushes"] << ","
-        << w["pull_s"] << "," << w["push_s"] << "," << w["lock_wait_s"] << "," << w["work_s"] << ","
-        << w["rma_fraction"] << "," << 1e3 * w["pull_s"].get<double>() / pulls << ","
+        << w["pull_s"] << "," << w["push_s"] << "," << w["server_wait_s"] << ","
+        << w["max_push_s"] << "," << w["work_s"] << "," << w["rma_fraction"] << ","
+        << 1e3 * w["pull_s"].get<double>() / pulls << ","
         << 1e3 * w["push_s"].get<double>() / n_push << "," << w["staleness_mean"] << ","
-        << w["staleness_p95"] << "\n";
+        << w["staleness_p95"] << ","
+        << (k < pushes_at_first_done.size() ? std::to_string(pushes_at_first_done[k]) : "")
+        << "\n";
+    ++k;
+    max_push = std::max(max_push, w["max_push_s"].get<double>());
     const auto h = w["staleness_histogram"].get<std::vector<int64_t>>();
     if (all.size() < h.size()) all.resize(h.size(), 0);
     for (size_t t = 0; t < h.size(); ++t) {
@@ -221,10 +229,21 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::
            ", n_push " + std::to_string(d.n_push) + " | staleness mean " + fmt("%.2f", mean) +
            ", p95 " + std::to_string(p95) + " | push+pull " + fmt("%.1f", 100 * rma) +
            "% of worker time (ps_workers.csv, staleness.csv)");
+  // Fairness: how evenly the servers served the workers while all were still training.
+  nlohmann::json fairness = {{"max_push_s", max_push}};
+  if (!pushes_at_first_done.empty()) {
+    const auto [lo, hi] = std::minmax_element(pushes_at_first_done.begin(), pushes_at_first_done.end());
+    fairness["pushes_at_first_done_min"] = *lo;
+    fairness["pushes_at_first_done_max"] = *hi;
+    dir_.log("fairness: when the first worker finished, the others had pushed " +
+             std::to_string(*lo) + " .. " + std::to_string(*hi) + " times; the longest push took " +
+             fmt("%.3f", max_push) + " s");
+  }
   manifest_["parameter_server"] = {
       {"mode", d.mode},       {"servers", d.servers},     {"workers", workers.size()},
       {"n_fetch", d.n_fetch}, {"n_push", d.n_push},       {"staleness_mean", mean},
-      {"staleness_p95", p95}, {"rma_fraction_mean", rma}, {"per_worker", workers}};
+      {"staleness_p95", p95}, {"rma_fraction_mean", rma}, {"per_worker", workers},
+      {"fairness", fairness}};
 }
 
 void RunReport::profile(const ProfileConfig& cfg, const TraceSummary& t) {

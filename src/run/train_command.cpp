@@ -284,7 +284,7 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
       std::vector<nlohmann::json> workers;
       for (const auto& r : reports)
         if (auto j = nlohmann::json::parse(r); !j.is_null()) workers.push_back(std::move(j));
-      report->parameter_server(s.cfg, workers);
+      report->parameter_server(s.cfg, workers, trainer.pushes_at_first_done());
     }
     finish(history, trainer.final_model(), trainer.last_confusion(), trainer.total_pushes());
   } else {

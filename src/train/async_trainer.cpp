@@ -43,15 +43,18 @@ AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, co
   pos_.pulled_versions.assign(cfg.distributed.servers, 0);
   for (auto* v : {&pos_.epoch_loss, &pos_.epoch_samples, &pos_.epoch_steps})
     v->assign(cfg.train.epochs, 0.0);
-  if (shards_.is_server()) return;
-  const int64_t n = model.num_params();
-  pending_ = Buffer(n, model.device());
+  if (shards_.is_server()) {
+    // The rule runs on the server's shard, in host memory, with the CPU's operations.
+    server_ops_ = make_cpu_vector_ops();
+    rule_ = make_update_rule(dist_, workers_, shards_.shard_size(comm.rank()), *server_ops_);
+    apply_ = [this](int worker, const float* g, float lr, float* w, const float* bak, int64_t n) {
+      rule_->apply(worker, g, lr, w, bak, n);
+    };
+    return;
+  }
+  pending_ = Buffer(model.num_params(), model.device());
   pending_host_ = HostMirror(model.device(), pending_.span());
   params_host_ = HostMirror(model.device(), model.params());
-  // The rules run on host memory: the backend's own operations when that is where its
-  // memory is, else the CPU's.
-  if (!model.device().host_accessible()) own_host_ops_ = make_cpu_vector_ops();
-  rule_ = make_update_rule(dist_, n, own_host_ops_ ? *own_host_ops_ : model.ops());
 }
 
 AsyncTrainer::~AsyncTrainer() = default;
@@ -63,6 +66,7 @@ std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks, Checkpointer*
                             ckpt->config().every_s > 0);
   ckpt_ = any ? ckpt : nullptr;
   if (from) restore(*from);
+  shards_.open();
   if (ckpt_ && ckpt_->config().every_steps > 0)
     next_ckpt_version_ = (from ? from->global_step : 0) + ckpt_->config().every_steps;
   {
@@ -92,15 +96,19 @@ bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
     pos_.epoch = epoch, pos_.step_in_epoch = step_in_epoch;
     params_host_.download();
     send_worker(comm_, pos_, worker_buffers());
+  } else if (comm_.rank() > 0) {
+    send_shard(comm_, shards_.own_version(), server_slices());
   }
   int stop = 0;
   if (comm_.rank() == 0) {
     Checkpoint c;
-    c.params.resize(model_.num_params());
-    std::vector<int64_t> versions(shards_.servers());
-    RmaStats unused;
-    shards_.pull(c.params, versions, unused);  // every worker waits: the shards are still
-    c.global_step = versions[0];               // updates applied
+    // Every worker waits with its last push applied: the shards are still.
+    std::vector<int64_t> begin;
+    for (int s = 0; s <= shards_.servers(); ++s)
+      begin.push_back(s < shards_.servers() ? shards_.shard_begin(s) : model_.num_params());
+    const std::vector<int64_t> versions = gather_shards(
+        comm_, begin, model_.num_params(), shards_.own_version(), server_slices(), c);
+    c.global_step = versions[0];  // updates applied
     c.elapsed_s = wall_s() - t0_;
     c.counters.push_back({"ps.versions", versions});
     c.counters.push_back({"ps.worker_epochs", {shards_.read(0, ParamShards::kWorkerEpochs)}});
@@ -141,6 +149,7 @@ void AsyncTrainer::restore(const Checkpoint& c) {
   const int me = comm_.rank();
   if (shards_.is_server()) {
     shards_.set_own(ParamShards::kVersion, (*versions)[me]);
+    restore_shard(c, shards_.shard_begin(me), server_slices());
     if (me == 0) {
       shards_.set_own(ParamShards::kWorkerEpochs, epochs->front());
       const std::vector<int64_t>* meta = c.counter("ps.snapshots");
@@ -158,6 +167,16 @@ void AsyncTrainer::restore(const Checkpoint& c) {
   // A run resumed with another number of epochs: per-epoch sums for this run's epochs.
   for (auto* v : {&pos_.epoch_loss, &pos_.epoch_samples, &pos_.epoch_steps})
     v->resize(cfg_.train.epochs, 0.0);
+}
+
+std::vector<NamedValues> AsyncTrainer::server_slices() {
+  std::vector<NamedValues> out = {{"params", shards_.own_shard()}};
+  for (int k = 0; k < workers_; ++k) {
+    if (rule_->uses_backup()) out.push_back({worker_key(k) + ".w_bak", shards_.pulled_copy(k)});
+    for (const UpdateRule::State& st : rule_->state(k))
+      out.push_back({worker_key(k) + "." + st.name, st.values});
+  }
+  return out;
 }
 
 // ---- after training ----
@@ -225,7 +244,8 @@ nlohmann::json AsyncTrainer::worker_report() const {
           {"pushes", rma_.pushes},
           {"pull_s", rma_.pull_s},
           {"push_s", rma_.push_s},
-          {"lock_wait_s", rma_.lock_wait_s},
+          {"server_wait_s", rma_.server_wait_s},
+          {"max_push_s", rma_.max_push_s},
           {"work_s", work_s_},
           {"rma_fraction", work_s_ > 0 ? (rma_.pull_s + rma_.push_s) / work_s_ : 0.0},
           {"staleness_mean", stale.mean},

@@ -11,9 +11,24 @@ namespace {
 // each buffer in the header's order.
 constexpr int kTagHeader = 21;
 constexpr int kTagBuffer = 22;
+// A server's header (version and slice names), then each slice in the header's order.
+constexpr int kTagShardHeader = 23;
+constexpr int kTagShard = 24;
+
+// Where a named slice of a full-length vector lives in c (created with n zeros).
+std::vector<float>& full_vector(Checkpoint& c, const std::string& name, int64_t n) {
+  if (name == "params") {
+    c.params.resize(static_cast<size_t>(n));
+    return c.params;
+  }
+  for (auto& [key, values] : c.buffers)
+    if (key == name) return values;
+  c.buffers.emplace_back(name, std::vector<float>(static_cast<size_t>(n)));
+  return c.buffers.back().second;
+}
+}  // namespace
 
 std::string worker_key(int k) { return "worker" + std::to_string(k); }
-}  // namespace
 
 void send_worker(const Comm& comm, const WorkerState& w, const std::vector<NamedValues>& buffers) {
   nlohmann::json names = nlohmann::json::array();
@@ -58,6 +73,42 @@ WorkerState restore_worker(const Checkpoint& c, int k, const std::vector<NamedVa
     std::copy(v->begin(), v->end(), b.values.begin());
   }
   return w;
+}
+
+void send_shard(const Comm& comm, int64_t version, const std::vector<NamedValues>& slices) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const NamedValues& b : slices) names.push_back(b.name);
+  comm.send(nlohmann::json{{"version", version}, {"slices", names}}.dump(), 0, kTagShardHeader);
+  for (const NamedValues& b : slices)
+    comm.send(b.values.data(), static_cast<int64_t>(b.values.size()), 0, kTagShard);
+}
+
+std::vector<int64_t> gather_shards(const Comm& comm, std::span<const int64_t> begin, int64_t n,
+                                   int64_t own_version, const std::vector<NamedValues>& own,
+                                   Checkpoint& c) {
+  const int servers = static_cast<int>(begin.size()) - 1;
+  std::vector<int64_t> versions = {own_version};
+  for (const NamedValues& b : own)
+    std::copy(b.values.begin(), b.values.end(), full_vector(c, b.name, n).begin() + begin[0]);
+  for (int s = 1; s < servers; ++s) {
+    const nlohmann::json header = nlohmann::json::parse(comm.recv_string(s, kTagShardHeader));
+    versions.push_back(header.at("version").get<int64_t>());
+    for (const auto& name : header.at("slices")) {
+      std::vector<float>& full = full_vector(c, name.get<std::string>(), n);
+      comm.recv(full.data() + begin[s], begin[s + 1] - begin[s], s, kTagShard);
+    }
+  }
+  return versions;
+}
+
+void restore_shard(const Checkpoint& c, int64_t first, const std::vector<NamedValues>& slices) {
+  for (const NamedValues& b : slices) {
+    const std::vector<float>* v = b.name == "params" ? &c.params : c.buffer(b.name);
+    if (!v || static_cast<int64_t>(v->size()) < first + static_cast<int64_t>(b.values.size()))
+      throw AgreedError("checkpoint lacks the parameter server's " + b.name + " (" +
+                        std::to_string(first + b.values.size()) + " values or more)");
+    std::copy_n(v->begin() + first, b.values.size(), b.values.begin());
+  }
 }
 
 }  // namespace hpdl

@@ -13,6 +13,11 @@ namespace hpdl {
 void AsyncTrainer::serve() {
   const int me = comm_.rank();
   const timespec pause{0, static_cast<long>(dist_.poll_us * 1000)};
+  // One turn: every deposited push applied, every requested pull served; a server pauses
+  // only when a turn found nothing to do.
+  const auto turn = [&] {
+    if (shards_.serve(apply_) == 0 && pause.tv_nsec > 0) nanosleep(&pause, nullptr);
+  };
   // The next epoch to snapshot (server 0).
   int64_t next = snapshots_.empty() ? 1 : snapshots_.back().epoch + 1;
   // Waiting for the workers is bounded too: the watchdog restarts whenever a push reaches
@@ -20,17 +25,20 @@ void AsyncTrainer::serve() {
   // progress for run.watchdog_s (a stopped or lost worker).
   int64_t seen = -1;
   while (true) {
-    shards_.poll();
-    const int64_t progress =
-        shards_.read(me, ParamShards::kVersion) + shards_.read(me, ParamShards::kWorkersDone);
+    turn();
+    const int64_t done_count = shards_.read(me, ParamShards::kWorkersDone);
+    const int64_t progress = shards_.own_version() + done_count;
     if (progress != seen) {
       seen = progress;
       watchdog_.arm("waiting for any worker's push", progress);
     }
     if (me == 0) {
+      if (done_count > 0 && pushes_at_first_done_.empty()) {
+        for (int k = 0; k < workers_; ++k) pushes_at_first_done_.push_back(shards_.applied(k));
+      }
       // Workers count an epoch before they count themselves done, so reading "done" first
       // means every epoch of a finished job has been counted by the next read.
-      const bool done = shards_.read(0, ParamShards::kWorkersDone) == workers_;
+      const bool done = done_count == workers_;
       const int64_t worker_epochs = shards_.read(0, ParamShards::kWorkerEpochs);
       for (; next <= cfg_.train.epochs && worker_epochs >= next * workers_; ++next) {
         snapshot(next);
@@ -40,7 +48,12 @@ void AsyncTrainer::serve() {
       progress_.epoch = std::min(next, cfg_.train.epochs);
       report_progress(false);
       if (done) {
-        shards_.add(0, ParamShards::kFinish, 1);  // no checkpoint after this
+        // The final parameters (while the other servers still serve), unless the last
+        // epoch's snapshot already holds them; then no checkpoint, and every server leaves.
+        snapshot(std::min(next, cfg_.train.epochs));
+        const size_t n = snapshots_.size();
+        if (n >= 2 && snapshots_[n - 1].pushes == snapshots_[n - 2].pushes) snapshots_.pop_back();
+        shards_.add(0, ParamShards::kFinish, 1);
         break;
       }
       bool stop = false;
@@ -48,36 +61,34 @@ void AsyncTrainer::serve() {
         if (stop) shards_.add(0, ParamShards::kStop, 1);
         shards_.add(0, ParamShards::kRequest, 1);
         ++handled_;
-        {
-          // Every worker pauses within one step of its own.
-          WatchdogScope guard(watchdog_, "waiting for the workers to pause", handled_);
-          while (shards_.read(0, ParamShards::kPaused) < workers_) {
-            shards_.poll();
-            watchdog_.poll();
-            if (pause.tv_nsec > 0) nanosleep(&pause, nullptr);
-          }
-        }
-        if (checkpoint_collective(0, 0)) return;
+        if (await_pause_and_checkpoint()) return;
         seen = -1;  // the checkpoint's own bounds disarmed the watchdog
       }
     } else {
       if (shards_.read(0, ParamShards::kFinish) > 0) break;
       if (shards_.read(0, ParamShards::kRequest) > handled_) {
         ++handled_;
-        if (checkpoint_collective(0, 0)) return;
+        if (await_pause_and_checkpoint()) return;
         seen = -1;
       }
     }
     watchdog_.poll();
-    if (pause.tv_nsec > 0) nanosleep(&pause, nullptr);
   }
   watchdog_.disarm();
-  if (me == 0) {
-    // The final parameters, unless the last epoch's snapshot already holds them.
-    snapshot(std::min(next, cfg_.train.epochs));
-    const size_t n = snapshots_.size();
-    if (n >= 2 && snapshots_[n - 1].pushes == snapshots_[n - 2].pushes) snapshots_.pop_back();
+}
+
+bool AsyncTrainer::await_pause_and_checkpoint() {
+  const timespec pause{0, static_cast<long>(dist_.poll_us * 1000)};
+  {
+    // Every worker pauses within one step of its own, once its last push is applied: the
+    // servers serve until all have.
+    WatchdogScope guard(watchdog_, "waiting for the workers to pause", handled_);
+    while (shards_.read(0, ParamShards::kPaused) < workers_) {
+      if (shards_.serve(apply_) == 0 && pause.tv_nsec > 0) nanosleep(&pause, nullptr);
+      watchdog_.poll();
+    }
   }
+  return checkpoint_collective(0, 0);
 }
 
 void AsyncTrainer::snapshot(int64_t epoch) {

@@ -108,7 +108,6 @@ void AsyncTrainer::pull() {
   ProfileScope timed(prof_, names_.pull);
   shards_.pull(params_host_.host(), pos_.pulled_versions, rma_);
   params_host_.upload();
-  rule_->pulled(params_host_.host());
   pos_.pushes_since_pull = 0;
 }
 
@@ -116,7 +115,8 @@ void AsyncTrainer::push() {
   WatchdogScope guard(watchdog_, "parameter push", pos_.step);
   ProfileScope timed(prof_, names_.push);
   pending_host_.download();
-  rule_->push(shards_, pending_host_.host(), lr_, prev_versions_, rma_);  // lr_: the last step's
+  // The servers apply the rule at lr_, the last step's rate.
+  shards_.push(pending_host_.host(), lr_, prev_versions_, rma_);
   // Staleness: updates by others between this worker's pull and this push, on the
   // stalest shard.
   int64_t tau = 0;
@@ -154,9 +154,7 @@ bool AsyncTrainer::pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch) {
 }
 
 std::vector<NamedValues> AsyncTrainer::worker_buffers() {
-  std::vector<NamedValues> out = {{"params", params_host_.host()}};
-  for (const UpdateRule::State& s : rule_->state()) out.push_back({s.name, s.values});
-  return out;
+  return {{"params", params_host_.host()}};
 }
 
 }  // namespace hpdl

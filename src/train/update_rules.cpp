@@ -1,10 +1,10 @@
-// Downpour and DC-ASGD (see the header). The arithmetic is the backend's vector operations,
-// built without floating-point contraction, so a server's w + (-lr*g) equals a local
-// w - lr*g bit for bit (the 1 server + 1 worker = SGD tests rely on it).
+// Downpour and DC-ASGD on a server's shard (see the header). The arithmetic is the
+// backend's vector operations, built without floating-point contraction, so a server's
+// w - lr*g equals a single process's SGD step bit for bit (the 1 server + 1 worker tests
+// rely on it).
 #include "hpdl/train/update_rules.hpp"
 
-#include <algorithm>
-
+#include "hpdl/core/buffer.hpp"
 #include "hpdl/core/error.hpp"
 
 namespace hpdl {
@@ -12,59 +12,47 @@ namespace {
 
 class Downpour final : public UpdateRule {
  public:
-  Downpour(int64_t n, VectorOps& ops) : update_(n), ops_(ops) {}
-  void pulled(std::span<const float>) override {}
-  void push(ParamShards& shards, std::span<const float> g, float lr, std::span<int64_t> prev,
-            RmaStats& st) override {
-    ops_.scaled_copy(update_.size(), -lr, g.data(), update_.data());  // -lr*g == -(lr*g)
-    shards.push_sum(update_.span(), prev, st);
+  explicit Downpour(VectorOps& ops) : ops_(ops) {}
+  void apply(int, const float* g, float lr, float* w, const float*, int64_t n) override {
+    ops_.sgd(n, lr, 0.0f, g, nullptr, w);
   }
-  std::vector<State> state() override { return {}; }
+  bool uses_backup() const override { return false; }
+  std::vector<State> state(int) override { return {}; }
 
  private:
-  Buffer update_;  // -lr * g, host memory
   VectorOps& ops_;
 };
 
 class DcAsgd final : public UpdateRule {
  public:
-  DcAsgd(const DistributedConfig& d, int64_t n, VectorOps& ops)
-      : w_bak_(n),
-        mean_square_(d.dc_adaptive ? n : 0),
-        ms_decay_(static_cast<float>(d.dc_ms_decay)),
-        ops_(ops) {
+  DcAsgd(const DistributedConfig& d, int workers, int64_t n, VectorOps& ops)
+      : ms_decay_(static_cast<float>(d.dc_ms_decay)), ops_(ops) {
     step_.lambda = static_cast<float>(d.dc_lambda);
     step_.lambda0 = static_cast<float>(d.dc_lambda0);
     step_.eps = static_cast<float>(d.dc_eps);
     step_.adaptive = d.dc_adaptive;
+    if (step_.adaptive)
+      for (int k = 0; k < workers; ++k) mean_square_.emplace_back(n);
   }
-  void pulled(std::span<const float> params) override {
-    std::copy(params.begin(), params.end(), w_bak_.data());
-  }
-  void push(ParamShards& shards, std::span<const float> g, float lr, std::span<int64_t> prev,
-            RmaStats& st) override {
+  void apply(int worker, const float* g, float lr, float* w, const float* bak,
+             int64_t n) override {
     DcAsgdStep step = step_;
     step.lr = lr;
-    const int64_t n = w_bak_.size();
-    float* ms = mean_square_.data();
-    if (step.adaptive) ops_.mean_square(n, ms_decay_, g.data(), ms);
-    const float* bak = w_bak_.data();
-    shards.push_rmw(
-        [&](float* w, int64_t first, int64_t count) {
-          ops_.dcasgd(count, step, g.data() + first, bak + first,
-                      step.adaptive ? ms + first : nullptr, w);
-        },
-        prev, st);
+    float* ms = nullptr;
+    if (step.adaptive) {
+      ms = mean_square_[worker].data();
+      ops_.mean_square(n, ms_decay_, g, ms);
+    }
+    ops_.dcasgd(n, step, g, bak, ms, w);
   }
-  std::vector<State> state() override {
-    std::vector<State> out = {{"w_bak", w_bak_.span()}};
-    if (mean_square_.size()) out.push_back({"mean_square", mean_square_.span()});
-    return out;
+  bool uses_backup() const override { return true; }
+  std::vector<State> state(int worker) override {
+    if (!step_.adaptive) return {};
+    return {{"mean_square", mean_square_[worker].span()}};
   }
 
  private:
-  Buffer w_bak_;        // the parameters of the last pull, host memory
-  Buffer mean_square_;  // adaptive: MS_t per element
+  std::vector<Buffer> mean_square_;  // adaptive: MS_t per element, per worker
   float ms_decay_;
   DcAsgdStep step_{};
   VectorOps& ops_;
@@ -72,11 +60,11 @@ class DcAsgd final : public UpdateRule {
 
 }  // namespace
 
-std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int64_t n,
-                                             VectorOps& ops) {
-  if (dist.mode == "dcasgd") return std::make_unique<DcAsgd>(dist, n, ops);
+std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int workers,
+                                             int64_t n, VectorOps& ops) {
+  if (dist.mode == "dcasgd") return std::make_unique<DcAsgd>(dist, workers, n, ops);
   HPDL_REQUIRE(dist.mode == "downpour", "no update rule for distributed.mode '" + dist.mode + "'");
-  return std::make_unique<Downpour>(n, ops);
+  return std::make_unique<Downpour>(ops);
 }
 
 }  // namespace hpdl

@@ -1,16 +1,29 @@
-// The parameter server's memory. The flat parameter vector is split into S contiguous,
-// balanced shards; rank s < S exposes shard s in an MPI window (MPI_Win_allocate) behind a
-// small header of int64 counters. Workers reach the shards only with one-sided operations
-// under passive-target locks, so a server never posts a receive:
-//   pull        shared lock; MPI_Get_accumulate(MPI_NO_OP) of the shard and its version
-//               (atomic against concurrent Downpour accumulates, as MPI-3 defines it)
-//   push_sum    shared lock; MPI_Accumulate(MPI_SUM) of the update, MPI_Fetch_and_op(+1)
-//               of the version, which returns the version before this push
-//   push_rmw    exclusive lock; get the shard and version, flush, compute, MPI_Put, +1
-//               (DC-ASGD's read-modify-write, atomic against every other worker)
-// Counters live in every server's header: kVersion (pushes applied to this shard),
-// kWorkersDone, kWorkerEpochs. Servers call poll() in their loop, which drives MPI
-// progress for components that need the target's help (osc pt2pt).
+// The parameter server's memory and protocol. The flat parameter vector is split into S
+// contiguous, balanced shards; server rank s < S owns shard s in a window (MPI_Win_allocate)
+// laid out as
+//   header    kCounters int64 counters (below)
+//   control   per reader r, kControl int64 words (pull_req, push_seq, push_lr); readers
+//             are the workers 0..W-1 (rank S + r) and reader W, rank 0, which snapshots
+//             the other servers' shards
+//   shard     the parameters, written by the server only
+//   pulled[r] per reader: the shard as the server copied it for r's last pull; for worker
+//             r this is exactly DC-ASGD's w_bak
+//   pushed[r] per worker: r's gradient sum as deposited by its last push
+// No rank ever takes an exclusive lock once training runs (every operation is a short
+// shared-lock epoch), and the server applies every update itself, so each request is served
+// by the next turn of the server's loop, in bounded time:
+//   push   worker: put g into pushed[r] and lr into push_lr (complete at the server), then
+//          push_seq += 1; wait for the server's reply: the shard's version before this push
+//   pull   worker: pull_req += 1; wait for the server's reply (the version it copied), then
+//          get pulled[r]
+//   serve  server loop: for each reader, apply its deposited push through the rule, then
+//          copy the shard into pulled[r] for a requested pull, answering each with a small
+//          message (the server never posts a receive; a waiting reader polls only its own
+//          receive, so waiting costs the server nothing). The loop is inside MPI all the
+//          time, which drives progress for components that need the target (osc pt2pt).
+// Others touch control words and counters only with MPI atomics, the owning server with
+// atomic loads and stores; the float areas change hands through them and the replies (the
+// deposit is complete before its word changes; the server's copy before its reply).
 #pragma once
 #include <mpi.h>
 
@@ -27,8 +40,9 @@ namespace hpdl {
 // Where a worker's time in the parameter server went, and how stale its pushes were.
 struct RmaStats {
   int64_t pulls = 0, pushes = 0;
-  double pull_s = 0, push_s = 0;   // whole operations, lock waits included
-  double lock_wait_s = 0;          // inside MPI_Win_lock
+  double pull_s = 0, push_s = 0;  // whole operations, waits for the server included
+  double server_wait_s = 0;       // waiting for the server to serve a deposited request
+  double max_push_s = 0;          // the longest single push
   std::vector<int64_t> staleness;  // staleness[tau] = pushes with that staleness
   void record_staleness(int64_t tau);
 };
@@ -47,7 +61,7 @@ class ParamShards {
   // kStop (a requested checkpoint ends the run), kSignals (stop signals seen by other ranks),
   // kFinish (all workers done: no more checkpoints, servers may leave).
   enum Counter : int {
-    kVersion = 0,
+    kVersion = 0,  // pushes applied to this shard (written by its server only)
     kWorkersDone = 1,
     kWorkerEpochs = 2,
     kRequest = 3,
@@ -63,51 +77,103 @@ class ParamShards {
     kCounters = 11
   };
 
+  // What a server does with a deposited push of worker `worker`: update the n values of its
+  // shard w from the gradient sum g at rate lr; bak is what this worker last pulled of the
+  // shard (its w_bak).
+  using Apply = std::function<void(int worker, const float* g, float lr, float* w,
+                                   const float* bak, int64_t n)>;
+
   // Collective over comm. Ranks 0..servers-1 allocate and fill their shard from `initial`
-  // (the same on every rank); the others allocate empty windows.
+  // (the same on every rank) and the copies their readers pull; the others allocate empty
+  // windows. Then call open() on every rank (after any restore_*).
   ParamShards(const Comm& comm, int servers, std::span<const float> initial);
   ~ParamShards();  // frees nothing collective: call close() on every rank
   ParamShards(const ParamShards&) = delete;
   ParamShards& operator=(const ParamShards&) = delete;
-  // Collective: frees the windows.
+  // Local: a server opens its shared epoch on its own window (until close()); call on
+  // every rank before training.
+  void open();
+  // Collective: ends the epochs and frees the windows.
   void close();
 
   int servers() const { return servers_; }
+  int workers() const { return workers_; }
   bool is_server() const { return comm_.rank() < servers_; }
   int64_t shard_begin(int s) const { return begin_[s]; }
   int64_t shard_size(int s) const { return begin_[s + 1] - begin_[s]; }
 
-  // Copies every shard into params; versions[s] = shard s's version at that moment.
+  // ---- workers (and rank 0 for snapshots) ----
+  // Copies every shard into params; versions[s] = shard s's version at that moment. Rank 0
+  // copies its own shard directly; its pulls of the others' are snapshots.
   void pull(std::span<float> params, std::span<int64_t> versions, RmaStats& st);
-  // Adds update to every shard; prev[s] = shard s's version before this push.
-  void push_sum(std::span<const float> update, std::span<int64_t> prev, RmaStats& st);
-  // For every shard: under an exclusive lock, update(values, first, n) rewrites the shard's
-  // current values in place (they are params[first, first+n)); then they are written back.
-  using ShardUpdate = std::function<void(float* values, int64_t first, int64_t n)>;
-  void push_rmw(const ShardUpdate& update, std::span<int64_t> prev, RmaStats& st);
+  // Deposits the gradient sum g at rate lr with every server and waits until each has
+  // applied it; prev[s] = shard s's version before this push. Workers only.
+  void push(std::span<const float> g, float lr, std::span<int64_t> prev, RmaStats& st);
+
+  // ---- servers ----
+  // One turn of the server loop: applies every deposited push through `apply`, in reader
+  // order, and serves every requested pull. Returns the requests served.
+  int64_t serve(const Apply& apply);
+  std::span<float> own_shard();              // this server's shard
+  std::span<float> pulled_copy(int reader);  // what reader last pulled of this shard
+  int64_t own_version() const { return version_; }
+  int64_t applied(int worker) const { return applied_pushes_[worker]; }  // pushes applied
 
   void add(int server, Counter c, int64_t v);
   int64_t read(int server, Counter c);
-  // A server sets a counter of its own window (resuming, before training starts).
+  // A server sets a counter of its own window (resuming, before open()).
   void set_own(Counter c, int64_t v);
-  // Server loop: lets MPI make progress on incoming one-sided operations.
+  // Lets MPI make progress on incoming one-sided operations.
   void poll();
-  // Times lock waits and flushes (nested inside a pull or push). Null: off.
+  // Times waits for the servers (nested inside a pull or push). Null: off.
   void set_profiler(Profiler* p);
 
  private:
-  static constexpr MPI_Aint kHeader = 128;  // bytes of counters before the floats
+  enum Control : int {
+    kPullReq = 0,
+    kPushSeq = 1,
+    kPushLr = 2,  // a float in the word's first bytes
+    kControl = 4
+  };
+  // The servers' replies (point to point, one int64: a version).
+  static constexpr int kTagPullDone = 31;
+  static constexpr int kTagPushDone = 32;
+  static constexpr MPI_Aint kHeader = 128;  // bytes of counters before the control words
   static_assert(kCounters * sizeof(int64_t) <= kHeader);
-  double lock(int lock_type, int s, RmaStats* st);
+  MPI_Aint control_disp(int reader, Control w) const;
+  MPI_Aint shard_disp() const;
+  MPI_Aint pulled_disp(int s, int reader) const;
+  MPI_Aint pushed_disp(int s, int worker) const;
+  float* own_floats(MPI_Aint disp) const;
+  // Atomic read and write of an int64 word of this server's own window.
+  int64_t own_word(MPI_Aint disp);
+  void set_own_word(MPI_Aint disp, int64_t v);
+  // Makes remote updates of this server's window visible to it and its own visible to them.
+  void sync_own();
+  // Reader: waits for server s's reply with `tag`; returns its value.
+  int64_t await_reply(int s, int tag, RmaStats& st);
+  // Server: answers reader with `tag` and `value` (non-blocking; one in flight per kind).
+  void reply(int reader, int tag, int64_t value);
+  // One shared-lock epoch on server s's window; fetch_add(v == 0) is an atomic read.
+  void lock(int s);
+  void unlock(int s);
+  int64_t fetch_add(int s, MPI_Aint disp, int64_t v);
+  int reader_index() const;
 
   const Comm& comm_;
-  int servers_;
+  int servers_, workers_, readers_;
   std::vector<int64_t> begin_;  // shard s is [begin_[s], begin_[s+1])
   std::vector<MPI_Win> wins_;
-  std::vector<float> scratch_;  // push_rmw's copy of a shard
-  bool closed_ = false;
+  char* base_ = nullptr;  // this server's window
+  bool open_ = false, closed_ = false;
+  bool unified_ = false;  // this server's window has the unified memory model
+  // Server: each reader's requests served so far.
+  std::vector<int64_t> served_pulls_, applied_pushes_, control_;
+  std::vector<MPI_Request> replies_;  // per reader: the pull reply, the push reply
+  std::vector<int64_t> reply_values_;
+  int64_t version_ = 0;
   Profiler* prof_ = nullptr;
-  int32_t lock_name_ = 0, flush_name_ = 0;
+  int32_t wait_name_ = 0;
 };
 
 }  // namespace hpdl

@@ -42,9 +42,11 @@ class RunReport {
   void warning(const std::string& text);
   // The run ended with an error: the log gets it, the manifest says "status": "failed".
   void failed(const std::string& error);
-  // Parameter-server modes: one report per worker (AsyncTrainer::worker_report); writes
-  // ps_workers.csv and staleness.csv, logs a summary and adds it to the manifest.
-  void parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers);
+  // Parameter-server modes: one report per worker (AsyncTrainer::worker_report) and every
+  // worker's pushes when the first one finished (the fairness figure; empty: not seen);
+  // writes ps_workers.csv and staleness.csv, logs a summary and adds it to the manifest.
+  void parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers,
+                        const std::vector<int64_t>& pushes_at_first_done);
   // Logs what the trace writer wrote and adds it to the manifest.
   void profile(const ProfileConfig& cfg, const TraceSummary& t);
   const nlohmann::json& manifest() const { return manifest_; }

@@ -68,6 +68,8 @@ class AsyncTrainer {
   int64_t total_pushes() const { return total_pushes_; }
   // This worker's push/pull counts, times and staleness histogram (null on servers).
   nlohmann::json worker_report() const;
+  // Rank 0: every worker's pushes applied when the first worker finished (worker order).
+  const std::vector<int64_t>& pushes_at_first_done() const { return pushes_at_first_done_; }
 
  private:
   struct Snapshot {
@@ -86,6 +88,8 @@ class AsyncTrainer {
   void report_progress(bool epoch_done);
   // Server 0: whether to request a checkpoint now; *stop = it ends the run.
   bool checkpoint_wanted(bool* stop);
+  // Serves until every worker has paused, then joins the checkpoint. True = stop.
+  bool await_pause_and_checkpoint();
 
   // ---- worker (ps_worker.cpp) ----
   void work();
@@ -103,8 +107,11 @@ class AsyncTrainer {
   bool pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch);
   void pull();
   void push();
-  // The host buffers a worker checkpoints: its parameters, then its rule's state.
+  // The host buffers a worker checkpoints: its parameters.
   std::vector<NamedValues> worker_buffers();
+  // What a server checkpoints: its shard, and per worker the rule's state it keeps for it
+  // (slices of full-length vectors).
+  std::vector<NamedValues> server_slices();
 
   // ---- both (async_trainer.cpp) ----
   // Collective: rank 0 writes the checkpoint from the shards and every worker's state.
@@ -138,8 +145,6 @@ class AsyncTrainer {
   float lr_ = 0;                             // the learning rate of the current step
   Buffer pending_;                           // gradient sum since the last push, on the device
   HostMirror pending_host_, params_host_;    // what pushes read and pulls write
-  std::unique_ptr<VectorOps> own_host_ops_;  // when the device's ops are not host ops
-  std::unique_ptr<UpdateRule> rule_;
   std::vector<int64_t> prev_versions_;
   RmaStats rma_;
   double work_s_ = 0;
@@ -154,6 +159,12 @@ class AsyncTrainer {
   double last_ckpt_t_ = 0, t_before_ = 0;  // t_before_: training time before a resume
   double t0_ = 0;
 
+  // server state: the update rule on this server's shard, with the CPU's operations
+  std::unique_ptr<VectorOps> server_ops_;
+  std::unique_ptr<UpdateRule> rule_;
+  ParamShards::Apply apply_;  // rule_ as the shards call it
+  // server 0: every worker's pushes when the first worker finished (the fairness figure)
+  std::vector<int64_t> pushes_at_first_done_;
   // server 0 state
   const TrainHooks* hooks_ = nullptr;
   ServerProgress progress_;

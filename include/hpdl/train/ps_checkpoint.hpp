@@ -1,8 +1,10 @@
-// The parameter server's checkpoint protocol, worker side and rank 0 side. A worker's
+// The parameter server's checkpoint protocol: workers, servers and rank 0. A worker's
 // position is one typed struct, WorkerState, with one encoding (JSON): the same text goes
 // over the wire to rank 0 and into the checkpoint's "workers" list. A worker sends its
-// state and its named host buffers ("params", then its update rule's state) with two
-// named tags; rank 0 stores them as the checkpoint buffers "worker<k>.<name>".
+// state and its named host buffers ("params") with two named tags; rank 0 stores them as
+// the checkpoint buffers "worker<k>.<name>". A server sends its version and named slices
+// of full-length vectors (its shard as "params", and per worker the rule's state it keeps,
+// "worker<k>.w_bak", "worker<k>.mean_square"); rank 0 places every server's slices.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -34,6 +36,9 @@ struct NamedValues {
   std::span<float> values;
 };
 
+// "worker<k>": the prefix of worker k's buffers.
+std::string worker_key(int k);
+
 // Worker: sends its state and buffers to rank 0 (which calls gather_workers).
 void send_worker(const Comm& comm, const WorkerState& w, const std::vector<NamedValues>& buffers);
 // Rank 0: receives every worker's (ranks first_worker..size-1) into c: c.extra["workers"]
@@ -43,5 +48,18 @@ std::vector<WorkerState> gather_workers(const Comm& comm, int first_worker, int6
 // Worker k's state from c, its buffers copied into `buffers` (sizes must match); throws
 // AgreedError naming what is missing.
 WorkerState restore_worker(const Checkpoint& c, int k, const std::vector<NamedValues>& buffers);
+
+// Server 1..S-1: sends its shard's version and its slices (each the part [first, first+n)
+// of a full-length vector, "params" for the shard) to rank 0.
+void send_shard(const Comm& comm, int64_t version, const std::vector<NamedValues>& slices);
+// Rank 0: places its own slices and every other server's into c (the shard of server s
+// starts at begin[s]; "params" into c.params, others into full-length buffers of n values)
+// and returns every shard's version.
+std::vector<int64_t> gather_shards(const Comm& comm, std::span<const int64_t> begin, int64_t n,
+                                   int64_t own_version, const std::vector<NamedValues>& own,
+                                   Checkpoint& c);
+// A server's slices, starting at `first`, from c's full-length vectors; throws AgreedError
+// naming a missing or short one.
+void restore_shard(const Checkpoint& c, int64_t first, const std::vector<NamedValues>& slices);
 
 }  // namespace hpdl

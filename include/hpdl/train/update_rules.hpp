@@ -1,11 +1,11 @@
-// The parameter server's update rules, as a worker applies them to the servers' shards
-// (the servers only hold memory). A rule sees the worker's pending gradient sum and its
-// last pull in host memory (the worker stages both there) and uses host vector operations:
-//   Downpour SGD   w <- w - lr*g                              (MPI_Accumulate, shared lock)
-//   DC-ASGD        w <- w - lr*(g + lambda*g*g*(w - w_bak))   (read-modify-write under an
-//                  exclusive lock), lambda constant or lambda0 / sqrt(MS + eps) per element
-//                  with MS = m*MS + (1-m)*g^2 kept by the worker
-// where w_bak is exactly the copy this worker last pulled.
+// The parameter server's update rules, applied by a server to its own shard as each
+// worker's push arrives (ParamShards::serve), in host memory with host vector operations:
+//   Downpour SGD   w <- w - lr*g
+//   DC-ASGD        w <- w - lr*(g + lambda*g*g*(w - w_bak)), lambda constant, or
+//                  lambda0 / sqrt(MS + eps) per element with MS = m*MS + (1-m)*g^2 kept by
+//                  the server per worker
+// where w_bak is exactly what this worker last pulled of the shard (the server keeps the
+// copy it handed out). No worker reads, computes and writes back the shard any more.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -14,8 +14,6 @@
 #include <vector>
 
 #include "hpdl/config/settings.hpp"
-#include "hpdl/core/buffer.hpp"
-#include "hpdl/dist/param_shards.hpp"
 #include "hpdl/kernels/vector_ops.hpp"
 
 namespace hpdl {
@@ -23,22 +21,25 @@ namespace hpdl {
 class UpdateRule {
  public:
   virtual ~UpdateRule() = default;
-  // After each pull: the parameters just pulled (n values, host memory).
-  virtual void pulled(std::span<const float> params) = 0;
-  // Applies the pending gradient sum g (n values, host memory) at rate lr to every shard;
-  // prev[s] = shard s's version before this push.
-  virtual void push(ParamShards& shards, std::span<const float> g, float lr,
-                    std::span<int64_t> prev, RmaStats& st) = 0;
-  // The rule's own state that a checkpoint must carry (name, n values), for save/restore.
+  // Applies worker's gradient sum g (n values of this shard) at rate lr to the shard w;
+  // bak: what this worker last pulled of the shard.
+  virtual void apply(int worker, const float* g, float lr, float* w, const float* bak,
+                     int64_t n) = 0;
+  // Whether the rule reads w_bak (a checkpoint then carries every worker's).
+  virtual bool uses_backup() const = 0;
+  // The rule's own state for one worker that a checkpoint must carry (name, this shard's
+  // values), for save and restore.
   struct State {
     std::string name;
     std::span<float> values;
   };
-  virtual std::vector<State> state() = 0;
+  virtual std::vector<State> state(int worker) = 0;
 };
 
-// "downpour" or "dcasgd" (from dist.mode); n parameters; ops: host vector operations.
-std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int64_t n,
-                                             VectorOps& ops);
+// "downpour" or "dcasgd" (from dist.mode), for `workers` workers on a shard of n
+// parameters; ops: host vector operations (built without contraction, so that a server's
+// step equals a local one bit for bit).
+std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int workers,
+                                             int64_t n, VectorOps& ops);
 
 }  // namespace hpdl
