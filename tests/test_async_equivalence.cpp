@@ -5,6 +5,8 @@
 //    for the residual-LSTM HAR model, however many shards the parameters are split into;
 //  - DC-ASGD with lambda = 0 equals Downpour under the same schedule (n_fetch 3, n_push 2),
 //    and lambda > 0 (constant or adaptive) does not;
+//  - DC-ASGD (constant and adaptive lambda) equals a sequential DC-ASGD written out in one
+//    process, bit for bit, however many servers apply it;
 //  - a worker's own pushes never count as staleness.
 // With several workers (np 4: 1 server + 3 workers, 2 + 2) on uneven data slices, every
 // worker finishes, every push reaches the servers, and all ranks end with one model.
@@ -18,6 +20,8 @@
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/comm/watchdog.hpp"
 #include "hpdl/builder/builder.hpp"
+#include "hpdl/optim/lr_schedule.hpp"
+#include "hpdl/optim/optimizer.hpp"
 #include "hpdl/train/async_trainer.hpp"
 #include "hpdl/train/trainer.hpp"
 #include "mpi_test_util.hpp"
@@ -82,6 +86,57 @@ std::vector<float> train_single(const Config& cfg) {
   SyncTrainer trainer(cfg, self, *model, Splits{&data}, watchdog);
   trainer.run({});
   return {model->params().begin(), model->params().end()};
+}
+
+// DC-ASGD with one worker, written out in one process: the worker pulls every n_fetch
+// steps (w_bak = what it pulled), takes local SGD steps, and every n_push steps (and at each
+// epoch's end) the server's copy takes the delay-compensated step with the summed gradient.
+std::vector<float> sequential_dcasgd(const Config& cfg) {
+  H5Split data(cfg.data.train_file, "/");
+  auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
+  model->init_params(cfg.train.seed);
+  const int64_t n = model->num_params();
+  const auto& d = cfg.distributed;
+  VectorOps& ops = model->ops();
+  SoftmaxCrossEntropy loss(model->kernels(), cfg.train.batch, cfg.model.classes);
+  std::vector<int32_t> labels(cfg.train.batch);
+  ShardPlan plan(data.size(), cfg.train.batch, 0, 1);
+  LrSchedule schedule(cfg.optimizer, cfg.train, plan.steps_per_epoch());
+  const std::vector<Range> decayed = model->decayed_ranges();
+  std::vector<float> server(model->params().begin(), model->params().end());
+  std::vector<float> bak(n), pending(n, 0.0f), ms(n, 0.0f);
+  DcAsgdStep rule{0, float(d.dc_lambda), float(d.dc_lambda0), float(d.dc_eps), d.dc_adaptive};
+  int64_t step = 0, pending_steps = 0;
+  float lr = 0;
+  auto push = [&] {
+    rule.lr = lr;
+    if (rule.adaptive) ops.mean_square(n, float(d.dc_ms_decay), pending.data(), ms.data());
+    ops.dcasgd(n, rule, pending.data(), bak.data(), ms.data(), server.data());
+    std::fill(pending.begin(), pending.end(), 0.0f);
+    pending_steps = 0;
+  };
+  for (int64_t epoch = 1; epoch <= cfg.train.epochs; ++epoch) {
+    plan.begin_epoch(cfg.train.seed, epoch);
+    for (int64_t s = 0; s < plan.steps_per_epoch(); ++s, ++step) {
+      if (step % d.n_fetch == 0) {
+        model->params_from_host(server);
+        bak = server;
+      }
+      lr = static_cast<float>(schedule.at(step));
+      const auto rows = plan.rows(s);
+      compute_gradients(*model, loss, data, rows, labels.data(),
+                        Pass{true, cfg.train.seed, step, rows.data()},
+                        1.0f / static_cast<float>(cfg.train.batch));
+      add_l2(ops, decayed, model->params(), model->grads(), float(cfg.optimizer.l2));
+      clip_to_norm(ops, model->grads(), std::sqrt(sum_of_squares(ops, model->grads())),
+                   cfg.optimizer.clip_norm);
+      ops.axpy(n, 1.0f, model->grads().data(), pending.data());
+      ops.sgd(n, lr, 0.0f, model->grads().data(), nullptr, model->params().data());
+      if (++pending_steps == d.n_push) push();
+    }
+    if (pending_steps > 0) push();
+  }
+  return server;
 }
 
 double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -154,6 +209,22 @@ TEST(OneWorkerSchedule, DcAsgdWithZeroLambdaEqualsDownpour) {
     const auto hist = downpour.report["staleness_histogram"].get<std::vector<int64_t>>();
     ASSERT_EQ(hist.size(), 1u);
     EXPECT_EQ(hist[0], 4);
+  }
+}
+
+TEST(OneWorkerSchedule, DcAsgdEqualsSequentialDcAsgd) {
+  Comm world(MPI_COMM_WORLD);
+  if (world.size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  const std::string path = prepare(world, "conv", kConvConfig, {1, 8, 8});
+  for (const std::string adaptive : {"false", "true"}) {
+    auto sets = one_worker(world, "dcasgd");
+    sets.insert(sets.end(), {"distributed.n_fetch=3", "distributed.n_push=2",
+                             "distributed.dc_lambda=0.5", "distributed.dc_adaptive=" + adaptive});
+    const Config cfg = load_config(path, sets);
+    const AsyncResult r = train_async(cfg, world);
+    const std::vector<float> expect = sequential_dcasgd(cfg);
+    EXPECT_EQ(r.params, expect) << "adaptive " << adaptive << ", " << world.size() - 1
+                                << " server(s): max |diff| " << max_diff(r.params, expect);
   }
 }
 

@@ -389,8 +389,8 @@ std::string prediction_table(const StepProfile& p, const std::vector<Prediction>
                       std::to_string(p.global_batch) + " per worker, n_fetch " +
                       std::to_string(p.n_fetch) + ", n_push " + std::to_string(p.n_push) + ")\n";
     if (p.mode == "dcasgd")
-      out += "note: DC-ASGD pushes are exclusive-lock read-modify-writes, costed here as "
-             "accumulates; validated for Downpour only\n";
+      out += "note: DC-ASGD takes Downpour's path (the server applies the rule) and is costed "
+             "alike; validated for Downpour only\n";
     out += " ranks workers  step ms   samples/s   effic.  compute ms  pull+push ms  staleness  bottleneck\n";
     for (const auto& r : rows) {
       std::snprintf(line, sizeof line, "%6d %7d %8.3f %11.1f %7.1f%% %11.3f %13.3f %10.1f  %s%s\n", r.ranks,

@@ -1,11 +1,11 @@
 // Asynchronous training against a parameter server (Downpour SGD, DC-ASGD). Ranks
-// 0..S-1 serve the parameter shards (ParamShards) and otherwise only poll MPI progress;
-// the other ranks are workers, each training on its own slice of every epoch's data:
-//   every n_fetch steps   pull the parameters (and, for DC-ASGD, keep them as w_bak)
+// 0..S-1 serve the parameter shards (ParamShards): their loop applies every worker's push
+// through the update rule and serves every pull, in arrival order. The other ranks are
+// workers, each training on its own slice of every epoch's data:
+//   every n_fetch steps   pull the parameters (the server keeps what it handed out: w_bak)
 //   every step            gradient of the worker's batch; local SGD step; accumulate g
-//   every n_push steps    push: Downpour  w <- w - lr*g            (MPI_Accumulate)
-//                               DC-ASGD   w <- w - lr*(g + lambda*g*g*(w - w_bak))
-//                                         under an exclusive lock on each shard
+//   every n_push steps    push g; the servers apply Downpour  w <- w - lr*g
+//                                                  or DC-ASGD w <- w - lr*(g + lambda*g*g*(w - w_bak))
 // and at the end of each epoch the pending gradient is pushed. Server 0 snapshots the
 // parameters whenever the workers together have finished another epoch, and once all
 // are done; after training every rank evaluates the snapshots together, so the metrics
@@ -13,13 +13,14 @@
 // Checkpoints: server 0 decides (a stop signal on any rank, every `every_s` seconds, every
 // `every_steps` server updates) and raises kRequest; each worker sees it at its next step
 // (done workers while they wait for the end), pushes what it has pending and pauses; when
-// all are paused every rank enters one collective in which rank 0 reads every shard and
-// gathers the workers' state (position, local parameters, DC-ASGD backup and mean
-// squares), writes the checkpoint, and all carry on, or stop after a signal.
+// all are paused (their pushes applied) every rank enters one collective in which rank 0
+// gathers every server's shard and per-worker rule state (DC-ASGD's backups and mean
+// squares) and every worker's position and local parameters, writes the checkpoint, and
+// all carry on, or stop after a signal.
 //
 // Files: ps_server.cpp (the server loop, snapshots, progress, when to checkpoint),
 // ps_worker.cpp (the worker loop, pull, push), async_trainer.cpp (start, the checkpoint
-// collective, evaluation of the snapshots); the rules are update_rules.hpp, the worker's
+// collective, evaluation of the snapshots); the rules are update_rules.hpp, the
 // checkpointed state and its transfer ps_checkpoint.hpp. A worker's parameters and pending
 // gradient live on its backend's device; pulls and pushes go through host mirrors of them
 // (no copy on the CPU backends), and servers hold host memory only.

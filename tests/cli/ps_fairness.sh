@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# DC-ASGD with 1 server + 7 workers on the Fashion-MNIST MLP finishes in bounded time (the
+# watchdog would end a starved run) and serves its workers fairly: when the first worker
+# has finished, every other one has pushed at least half as often. Two places:
+#   localhost  8 ranks on this machine, once per one-sided component (osc pt2pt, rdma, ucx)
+#   cluster    8 emulated hosts (scripts/netns_cluster.sh) on 100 Mbit links with 0.25
+#              core each: where DC-ASGD's old exclusive-lock push let workers wait for
+#              minutes and the watchdog ended the run
+# Usage: ps_fairness.sh SOURCE_DIR HPDL WORK_DIR localhost|cluster
+# Skips (77) without the prepared data, or namespaces and cgroups for `cluster`.
+set -eu
+src=$1 hpdl=$2 work=$3 where=$4
+source "$src/tests/skip.sh"
+cd "$src"
+for f in data/fashion-mnist-train.h5; do [ -f "$f" ] || skip "$f is missing (run scripts/setup.sh)"; done
+export OMP_NUM_THREADS=1
+train() {  # NAME STEPS MPIRUN...
+  local name=$1 steps=$2
+  shift 2
+  "$@" "$hpdl" train inputs/mlp_fashion_mnist.toml --set 'distributed.mode="dcasgd"' \
+    --set train.epochs=1 --set train.max_steps="$steps" --set 'data.test_file=""' \
+    --set train.progress=false --set run.watchdog_s=60 --set run.output_dir="\"$work/out\"" \
+    --set run.name="\"$name\"" --overwrite >"$work/$name.log" 2>&1 ||
+    { tail -n 20 "$work/$name.log"; echo "FAIL: $name did not finish"; exit 1; }
+  grep fairness "$work/out/$name/log.txt"
+  /usr/bin/python3 - "$work/out/$name/ps_workers.csv" "$name" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+seen = [int(r["pushes_at_first_done"]) for r in rows]
+if len(rows) != 7 or any(r["pushes"] != rows[0]["pushes"] for r in rows):
+    sys.exit(f"FAIL: {sys.argv[2]}: expected 7 workers with equal pushes, got {[r['pushes'] for r in rows]}")
+if 2 * min(seen) < max(seen):
+    sys.exit(f"FAIL: {sys.argv[2]}: pushes when the first worker finished {seen}: not within a factor 2")
+print(f"{sys.argv[2]}: pushes when the first worker finished {min(seen)} .. {max(seen)}")
+PY
+}
+rm -rf "$work" && mkdir -p "$work"
+case $where in
+  localhost)
+    for osc in pt2pt rdma ucx; do
+      train "local_$osc" 150 mpirun --oversubscribe --bind-to none --mca osc "$osc" -np 8
+    done ;;
+  cluster)
+    source "$src/tests/jobs/netns_lib.sh"
+    netns_test_setup "$work"  # (enters $work: the config's data paths are relative to $src)
+    cd "$src"
+    if [ ! -f /sys/fs/cgroup/cpu/cgroup.procs ] && [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then
+      skip "no cgroup cpu controller for the hosts' CPU budgets"
+    fi
+    $cluster up 8 --rate 100mbit --cpus-per-host 0.25 >/dev/null
+    train cluster_100mbit 60 $cluster mpirun -np 8 --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 ;;
+  *) echo "usage: ps_fairness.sh SOURCE_DIR HPDL WORK_DIR localhost|cluster" >&2; exit 2 ;;
+esac
+echo "PASS"
