@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
     if (world.rank() == 1) {
       std::printf("median of %d, microseconds; raw = lock(shared) + one operation + unlock\n",
                   repeats);
-      std::printf("%10s %9s %8s %8s %8s %8s %8s %8s %11s\n", "params", "MiB", "raw get",
-                  "raw gacc", "raw acc", "pull", "push", "push+pull", "vs raw g+a");
+      std::printf("%10s %9s %8s %8s %8s %8s %8s %8s %11s\n", "params", "MiB", "raw get", "raw gacc",
+                  "raw acc", "pull", "push", "push+pull", "vs raw g+a");
     }
     for (int64_t n : sizes) bench(world, n, repeats);
   }

@@ -1,55 +1,94 @@
 #!/usr/bin/env bash
 # The seeds' scaling table (003: seconds per MNIST epoch of the MLP at 4/8/12 nodes,
-# Downpour vs DC-ASGD; here sync as well) on the emulated cluster (scripts/netns_cluster.sh)
-# at one link rate: the MLP on Fashion-MNIST (60000 rows, batch 32) on H hosts x 1 rank,
-# synchronous (global batch 32 split over H ranks), Downpour and DC-ASGD (1 server on host
-# 1, a worker with its own batch 32 on each other host). Each run trains STEPS steps with
-# the profiler on; a step is the median of the recorded ones (sync: the slowest rank's;
-# parameter server: a worker's), and the epoch time is that step times the steps an epoch
-# takes (sync 60000 / 32; parameter server 60000 / (32 W) per worker, workers in parallel)
-# — an extrapolation from STEPS steps, not a timed epoch. The machine's 2 cores are shared
-# by all emulated hosts, so points with more ranks than cores are oversubscribed (marked).
-# A run that fails or stalls (run.watchdog_s = WATCHDOG_S, default 120) gets a row saying so.
-#   RATE=100mbit HOSTS="2 4 8" STEPS=40 profiling/bench_scaling.sh
+# Downpour vs DC-ASGD; here sync as well) on the emulated cluster (scripts/netns_cluster.sh):
+# the MLP on Fashion-MNIST (60000 rows, batch 32) on H hosts x 1 rank, each host with the
+# same CPU budget (CPUS_PER_HOST cores, default: this machine's cores / the largest H, so the
+# largest cluster has the whole machine and H hosts have H times the compute of one),
+# synchronous (global batch 32 split over H ranks), Downpour and DC-ASGD (SERVERS servers on
+# the first hosts, a worker with its own batch 32 on each other host), at each link rate.
+# Each run trains STEPS steps with the profiler on; a step is the mean of the recorded
+# ones (sync: the slowest rank's; parameter server: a worker's; the mean, since under a CPU
+# quota a few steps absorb the throttled time), and the epoch time is that
+# step times the steps an epoch takes (sync 60000 / 32; parameter server 60000 / (32 W) per
+# worker, workers in parallel) — an extrapolation from STEPS steps, not a timed epoch.
+# With TARGET (a test accuracy, e.g. 0.85) each point also trains for real, up to EPOCHS
+# epochs, and reports the time to that accuracy and the accuracy after EPOCHS epochs.
+# A run that fails or stalls (run.watchdog_s = WATCHDOG_S, default 120) gets a row saying
+# so. Rows also go to $OUT/scaling.csv (default outputs/scaling) for plot_scaling.py.
+#   RATES="100mbit 1gbit" HOSTS="1 2 4 8 16" STEPS=40 profiling/bench_scaling.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rate=${RATE:-100mbit}
-hosts_list=${HOSTS:-2 4 8}
+rates=${RATES:-100mbit}
+hosts_list=${HOSTS:-1 2 4 8}
 steps=${STEPS:-40}
+servers=${SERVERS:-1}
+target=${TARGET:-}
+epochs=${EPOCHS:-5}
 watchdog=${WATCHDOG_S:-120}  # a run that stalls this long ends (named in its row)
+out=${OUT:-outputs/scaling}
 rows=60000 batch=32
 source profiling/cluster_env.sh hpdl-scaling
 n_hosts=$(printf '%s\n' $hosts_list | sort -n | tail -1)
-$cluster up "$n_hosts" --rate "$rate" >/dev/null
-median_step() { /usr/bin/python3 profiling/median_step.py "$1" "$2"; }  # RUN_DIR SERVERS -> seconds
-printf '%-6s %-10s %8s %10s %12s %10s\n' hosts mode workers "step ms" "s/epoch" "samples/s"
-for h in $hosts_list; do
-  for mode in sync downpour dcasgd; do
-    s=0 mode_args=()
-    if [ "$mode" != sync ]; then
-      s=1 mode_args=(--set "distributed.mode=\"$mode\"" --set 'optimizer.name="sgd"')
-      [ "$h" -gt 1 ] || continue
-    fi
-    echo "$mode on $h host(s) ..." >&2
-    if ! $cluster mpirun -np "$h" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
-      inputs/mlp_fashion_mnist.toml "${mode_args[@]}" --set run.output_dir="\"$work/runs\"" \
-      --set run.name="\"${mode}_$h\"" --set train.max_steps="$steps" --set train.epochs=1000 \
-      --set profile.enabled=true --set profile.skip=3 --set profile.warmup=0 --set profile.active="$steps" \
-      --set train.progress=false --set 'data.test_file=""' --set run.watchdog_s="$watchdog" \
-      --overwrite >"$work/${mode}_$h.log" 2>&1; then
-      printf '%-6s %-10s %8s  did not finish: %s\n' "$h" "$mode" "$((h - s))" \
-        "$(grep -m1 'hpdl: error' "$work/${mode}_$h.log" | cut -c1-160)"
-      continue
-    fi
-    step=$(median_step "$work/runs/${mode}_$h" "$s")
-    w=$((h - s))
-    /usr/bin/python3 - "$h" "$mode" "$w" "$step" "$rows" "$batch" "$(nproc)" <<'PY'
+cpus=${CPUS_PER_HOST:-$(awk -v c="$(nproc)" -v h="$n_hosts" 'BEGIN { printf "%.4g", c / h }')}
+mkdir -p "$out"
+csv=$out/scaling.csv
+echo "rate,hosts,mode,workers,cpus_per_host,step_ms,epoch_s,samples_per_s,tta_s,acc_at_epochs" >"$csv"
+mean_step() { /usr/bin/python3 profiling/median_step.py "$1" "$2" mean; }  # RUN_DIR SERVERS -> seconds
+train() {  # NAME HOSTS MPI-ARGS... -- HPDL-ARGS...
+  local name=$1 h=$2
+  shift 2
+  $cluster mpirun -np "$h" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
+    inputs/mlp_fashion_mnist.toml "$@" --set run.output_dir="\"$work/runs\"" \
+    --set run.name="\"$name\"" --set train.progress=false --set run.watchdog_s="$watchdog" \
+    --overwrite >"$work/$name.log" 2>&1
+}
+echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; each host $cpus core(s)"
+printf '%-8s %-6s %-9s %7s %9s %9s %10s %9s %9s\n' rate hosts mode workers "step ms" "s/epoch" \
+  "samples/s" "tta s" "acc@E"
+for rate in $rates; do
+  $cluster up "$n_hosts" --rate "$rate" --cpus-per-host "$cpus" >/dev/null
+  for h in $hosts_list; do
+    for mode in sync downpour dcasgd; do
+      s=0 mode_args=()
+      if [ "$mode" != sync ]; then
+        s=$servers mode_args=(--set "distributed.mode=\"$mode\"" --set 'optimizer.name="sgd"'
+          --set "distributed.servers=$servers")
+        [ "$h" -gt "$servers" ] || continue
+      fi
+      w=$((h - s)) name=${mode}_${h}_$rate
+      echo "$mode on $h host(s) at $rate ..." >&2
+      if ! train "$name" "$h" "${mode_args[@]}" --set train.max_steps="$steps" \
+        --set train.epochs=1000 --set profile.enabled=true --set profile.skip=3 \
+        --set profile.warmup=0 --set profile.active="$steps" --set 'data.test_file=""'; then
+        printf '%-8s %-6s %-9s %7s  did not finish: %s\n' "$rate" "$h" "$mode" "$w" \
+          "$(grep -m1 'hpdl: error' "$work/$name.log" | cut -c1-160)"
+        continue
+      fi
+      step=$(mean_step "$work/runs/$name" "$s")
+      tta="" acc=""
+      if [ -n "$target" ]; then
+        if train "${name}_tta" "$h" "${mode_args[@]}" --set train.epochs="$epochs"; then
+          read -r tta acc < <(/usr/bin/python3 - "$work/runs/${name}_tta/metrics.csv" "$target" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+hit = [float(r["elapsed_s"]) for r in rows if float(r["test_accuracy"]) >= float(sys.argv[2])]
+print(f"{hit[0]:.1f}" if hit else "-", f"{float(rows[-1]['test_accuracy']):.4f}")
+PY
+)
+        else
+          tta="failed" acc="-"
+        fi
+      fi
+      /usr/bin/python3 - "$rate" "$h" "$mode" "$w" "$step" "$rows" "$batch" "$cpus" "$tta" "$acc" "$csv" <<'PY'
 import math, sys
-h, mode, w, step, rows, batch, cores = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+rate, h, mode, w, step, rows, batch, cpus, tta, acc, csv = sys.argv[1:]
+w, step, rows, batch = int(w), float(step), int(rows), int(batch)
 steps = math.ceil(rows / batch) if mode == "sync" else math.ceil(rows / (batch * w))
 epoch = steps * step
-note = f"  (oversubscribed: {h} ranks on {cores} cores)" if int(h) > cores else ""
-print(f"{h:<6} {mode:<10} {w:>8} {1e3*step:>10.2f} {epoch:>12.1f} {rows/epoch:>10.0f}{note}")
+print(f"{rate:<8} {h:<6} {mode:<9} {w:>7} {1e3*step:>9.2f} {epoch:>9.1f} {rows/epoch:>10.0f} {tta:>9} {acc:>9}")
+open(csv, "a").write(f"{rate},{h},{mode},{w},{cpus},{1e3*step:.3f},{epoch:.2f},{rows/epoch:.1f},{tta},{acc}\n")
 PY
+    done
   done
 done
+echo "rows in $csv (plot: /usr/bin/python3 profiling/plot_scaling.py $csv)"

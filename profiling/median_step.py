@@ -1,22 +1,26 @@
 #!/usr/bin/python3
-"""Median step time of a profiled run, in seconds, from its steps.csv.
+"""Step time of a profiled run, in seconds, from its steps.csv: the median (default) or
+the mean.
 
-Usage: median_step.py RUN_DIR SERVERS
-Synchronous runs (SERVERS 0): a step ends with its slowest rank, so the median over steps
-of the slowest rank's wall time. Parameter-server runs (SERVERS > 0): ranks below SERVERS
-are servers and are skipped; workers do not wait for each other, so the median over every
-worker's recorded steps. Used by validate_predict.sh and bench_scaling.sh.
+Usage: median_step.py RUN_DIR SERVERS [median|mean]
+Synchronous runs (SERVERS 0): a step ends with its slowest rank, so the statistic over
+steps of the slowest rank's wall time. Parameter-server runs (SERVERS > 0): ranks below
+SERVERS are servers and are skipped; workers do not wait for each other, so the statistic
+over every worker's recorded steps. Under a CPU quota (emulated hosts with a CPU budget)
+most steps run unthrottled and a few absorb the throttled time: the median then hides it,
+the mean does not. Used by validate_predict.sh and bench_scaling.sh.
 """
 import csv
 import statistics
 import sys
 
 run_dir, servers = sys.argv[1], int(sys.argv[2])
+stat = statistics.mean if len(sys.argv) > 3 and sys.argv[3] == "mean" else statistics.median
 rows = [r for r in csv.DictReader(open(run_dir + "/steps.csv")) if int(r["rank"]) >= servers]
 if servers:
-    print(statistics.median(float(r["wall_us"]) for r in rows) / 1e6)
+    print(stat(float(r["wall_us"]) for r in rows) / 1e6)
 else:
     by_step = {}
     for r in rows:
         by_step.setdefault(r["step"], []).append(float(r["wall_us"]))
-    print(statistics.median(max(v) for v in by_step.values()) / 1e6)
+    print(stat(max(v) for v in by_step.values()) / 1e6)

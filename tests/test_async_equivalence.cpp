@@ -15,11 +15,11 @@
 
 #include <cmath>
 
-#include "hpdl/config/config.hpp"
-#include "hpdl/data/dataset.hpp"
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/comm/watchdog.hpp"
-#include "hpdl/builder/builder.hpp"
+#include "hpdl/config/config.hpp"
+#include "hpdl/data/dataset.hpp"
 #include "hpdl/optim/lr_schedule.hpp"
 #include "hpdl/optim/optimizer.hpp"
 #include "hpdl/train/async_trainer.hpp"

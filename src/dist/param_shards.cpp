@@ -107,9 +107,7 @@ float* ParamShards::own_floats(MPI_Aint disp) const {
   return reinterpret_cast<float*>(base_ + disp);
 }
 
-int ParamShards::reader_index() const {
-  return is_server() ? workers_ : comm_.rank() - servers_;
-}
+int ParamShards::reader_index() const { return is_server() ? workers_ : comm_.rank() - servers_; }
 
 std::span<float> ParamShards::own_shard() {
   const int me = comm_.rank();
@@ -127,7 +125,8 @@ void ParamShards::close() {
   if (closed_) return;
   closed_ = true;
   // Every reply was received: each reader waited for its last one.
-  HPDL_CHECK_MPI(MPI_Waitall(static_cast<int>(replies_.size()), replies_.data(), MPI_STATUSES_IGNORE));
+  HPDL_CHECK_MPI(
+      MPI_Waitall(static_cast<int>(replies_.size()), replies_.data(), MPI_STATUSES_IGNORE));
   for (MPI_Win& w : wins_) HPDL_CHECK_MPI(MPI_Win_free(&w));
 }
 
@@ -137,7 +136,8 @@ void ParamShards::unlock(int s) { HPDL_CHECK_MPI(MPI_Win_unlock(s, wins_[s])); }
 int64_t ParamShards::fetch_add(int s, MPI_Aint disp, int64_t v) {
   int64_t old = 0;
   lock(s);
-  HPDL_CHECK_MPI(MPI_Fetch_and_op(&v, &old, MPI_INT64_T, s, disp, v ? MPI_SUM : MPI_NO_OP, wins_[s]));
+  HPDL_CHECK_MPI(
+      MPI_Fetch_and_op(&v, &old, MPI_INT64_T, s, disp, v ? MPI_SUM : MPI_NO_OP, wins_[s]));
   unlock(s);
   return old;
 }
@@ -197,7 +197,8 @@ void ParamShards::reply(int reader, int tag, int64_t value) {
   HPDL_CHECK_MPI(MPI_Wait(&replies_[k], MPI_STATUS_IGNORE));
   reply_values_[k] = value;
   const int dest = reader < workers_ ? servers_ + reader : 0;
-  HPDL_CHECK_MPI(MPI_Isend(&reply_values_[k], 1, MPI_INT64_T, dest, tag, comm_.raw(), &replies_[k]));
+  HPDL_CHECK_MPI(
+      MPI_Isend(&reply_values_[k], 1, MPI_INT64_T, dest, tag, comm_.raw(), &replies_[k]));
 }
 
 void ParamShards::pull(std::span<float> params, std::span<int64_t> versions, RmaStats& st) {
@@ -223,8 +224,7 @@ void ParamShards::pull(std::span<float> params, std::span<int64_t> versions, Rma
   st.pull_s += MPI_Wtime() - t0;
 }
 
-void ParamShards::push(std::span<const float> g, float lr, std::span<int64_t> prev,
-                       RmaStats& st) {
+void ParamShards::push(std::span<const float> g, float lr, std::span<int64_t> prev, RmaStats& st) {
   HPDL_REQUIRE(!is_server(), "only workers push");
   const double t0 = MPI_Wtime();
   const int r = reader_index();
@@ -232,10 +232,9 @@ void ParamShards::push(std::span<const float> g, float lr, std::span<int64_t> pr
     // The unlock completes the deposit at the server before it is announced.
     const int n = static_cast<int>(shard_size(s));
     lock(s);
-    HPDL_CHECK_MPI(MPI_Put(g.data() + begin_[s], n, MPI_FLOAT, s, pushed_disp(s, r), n, MPI_FLOAT,
-                           wins_[s]));
     HPDL_CHECK_MPI(
-        MPI_Put(&lr, 1, MPI_FLOAT, s, control_disp(r, kPushLr), 1, MPI_FLOAT, wins_[s]));
+        MPI_Put(g.data() + begin_[s], n, MPI_FLOAT, s, pushed_disp(s, r), n, MPI_FLOAT, wins_[s]));
+    HPDL_CHECK_MPI(MPI_Put(&lr, 1, MPI_FLOAT, s, control_disp(r, kPushLr), 1, MPI_FLOAT, wins_[s]));
     unlock(s);
     fetch_add(s, control_disp(r, kPushSeq), 1);
   }
@@ -281,7 +280,8 @@ int64_t ParamShards::serve(const Apply& apply) {
 void ParamShards::add(int server, Counter c, int64_t v) {
   if (server == comm_.rank()) {
     sync_own();
-    __atomic_fetch_add(reinterpret_cast<int64_t*>(base_ + c * sizeof(int64_t)), v, __ATOMIC_ACQ_REL);
+    __atomic_fetch_add(reinterpret_cast<int64_t*>(base_ + c * sizeof(int64_t)), v,
+                       __ATOMIC_ACQ_REL);
     sync_own();
     return;
   }

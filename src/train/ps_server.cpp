@@ -1,23 +1,45 @@
-// The parameter server's ranks (see async_trainer.hpp): poll MPI progress for the workers'
-// one-sided operations, and on server 0 snapshot the parameters per epoch, report progress
-// and decide when to checkpoint. Servers hold host memory only.
+// The parameter server's ranks (see ps_server.hpp).
+#include "hpdl/train/ps_server.hpp"
+
 #include <time.h>
 
 #include <algorithm>
 
+#include "hpdl/core/error.hpp"
 #include "hpdl/core/stop_signal.hpp"
-#include "hpdl/train/async_trainer.hpp"
 
 namespace hpdl {
 
-void AsyncTrainer::serve() {
-  const int me = comm_.rank();
-  const timespec pause{0, static_cast<long>(dist_.poll_us * 1000)};
-  // One turn: every deposited push applied, every requested pull served; a server pauses
-  // only when a turn found nothing to do.
-  const auto turn = [&] {
-    if (shards_.serve(apply_) == 0 && pause.tv_nsec > 0) nanosleep(&pause, nullptr);
+PsServer::PsServer(PsContext& ctx, int64_t num_params, int64_t worker_steps)
+    : ctx_(ctx),
+      dist_(ctx.cfg.distributed),
+      shards_(ctx.shards),
+      num_params_(num_params),
+      worker_steps_(worker_steps),
+      ops_(make_cpu_vector_ops()),
+      rule_(make_update_rule(dist_, ctx.workers(), shards_.shard_size(ctx.comm.rank()), *ops_)) {
+  apply_ = [this](int worker, const float* g, float lr, float* w, const float* bak, int64_t n) {
+    rule_->apply(worker, g, lr, w, bak, n);
   };
+}
+
+void PsServer::start(int64_t global_step, double elapsed_s) {
+  const Checkpointer* ckpt = ctx_.ckpt;
+  if (ckpt && ckpt->config().every_steps > 0)
+    next_ckpt_version_ = global_step + ckpt->config().every_steps;
+  last_ckpt_t_ = epoch_start_t_ = elapsed_s;
+}
+
+void PsServer::turn() {
+  const timespec pause{0, static_cast<long>(dist_.poll_us * 1000)};
+  if (shards_.serve(apply_) == 0 && pause.tv_nsec > 0) nanosleep(&pause, nullptr);
+}
+
+bool PsServer::serve(const TrainHooks& hooks) {
+  hooks_ = &hooks;
+  const int me = ctx_.comm.rank(), workers = ctx_.workers();
+  const int64_t epochs = ctx_.cfg.train.epochs;
+  Watchdog& watchdog = ctx_.watchdog;
   // The next epoch to snapshot (server 0).
   int64_t next = snapshots_.empty() ? 1 : snapshots_.back().epoch + 1;
   // Waiting for the workers is bounded too: the watchdog restarts whenever a push reaches
@@ -30,27 +52,26 @@ void AsyncTrainer::serve() {
     const int64_t progress = shards_.own_version() + done_count;
     if (progress != seen) {
       seen = progress;
-      watchdog_.arm("waiting for any worker's push", progress);
+      watchdog.arm("waiting for any worker's push", progress);
     }
     if (me == 0) {
-      if (done_count > 0 && pushes_at_first_done_.empty()) {
-        for (int k = 0; k < workers_; ++k) pushes_at_first_done_.push_back(shards_.applied(k));
-      }
+      if (done_count > 0 && pushes_at_first_done_.empty())
+        for (int k = 0; k < workers; ++k) pushes_at_first_done_.push_back(shards_.applied(k));
       // Workers count an epoch before they count themselves done, so reading "done" first
       // means every epoch of a finished job has been counted by the next read.
-      const bool done = done_count == workers_;
+      const bool done = done_count == workers;
       const int64_t worker_epochs = shards_.read(0, ParamShards::kWorkerEpochs);
-      for (; next <= cfg_.train.epochs && worker_epochs >= next * workers_; ++next) {
+      for (; next <= epochs && worker_epochs >= next * workers; ++next) {
         snapshot(next);
         progress_.epoch = next;
         report_progress(true);
       }
-      progress_.epoch = std::min(next, cfg_.train.epochs);
+      progress_.epoch = std::min(next, epochs);
       report_progress(false);
       if (done) {
         // The final parameters (while the other servers still serve), unless the last
         // epoch's snapshot already holds them; then no checkpoint, and every server leaves.
-        snapshot(std::min(next, cfg_.train.epochs));
+        snapshot(std::min(next, epochs));
         const size_t n = snapshots_.size();
         if (n >= 2 && snapshots_[n - 1].pushes == snapshots_[n - 2].pushes) snapshots_.pop_back();
         shards_.add(0, ParamShards::kFinish, 1);
@@ -61,58 +82,58 @@ void AsyncTrainer::serve() {
         if (stop) shards_.add(0, ParamShards::kStop, 1);
         shards_.add(0, ParamShards::kRequest, 1);
         ++handled_;
-        if (await_pause_and_checkpoint()) return;
+        if (await_pause_and_checkpoint()) return false;
         seen = -1;  // the checkpoint's own bounds disarmed the watchdog
       }
     } else {
       if (shards_.read(0, ParamShards::kFinish) > 0) break;
       if (shards_.read(0, ParamShards::kRequest) > handled_) {
         ++handled_;
-        if (await_pause_and_checkpoint()) return;
+        if (await_pause_and_checkpoint()) return false;
         seen = -1;
       }
     }
-    watchdog_.poll();
+    watchdog.poll();
   }
-  watchdog_.disarm();
+  watchdog.disarm();
+  return true;
 }
 
-bool AsyncTrainer::await_pause_and_checkpoint() {
-  const timespec pause{0, static_cast<long>(dist_.poll_us * 1000)};
+bool PsServer::await_pause_and_checkpoint() {
   {
     // Every worker pauses within one step of its own, once its last push is applied: the
     // servers serve until all have.
-    WatchdogScope guard(watchdog_, "waiting for the workers to pause", handled_);
-    while (shards_.read(0, ParamShards::kPaused) < workers_) {
-      if (shards_.serve(apply_) == 0 && pause.tv_nsec > 0) nanosleep(&pause, nullptr);
-      watchdog_.poll();
+    WatchdogScope guard(ctx_.watchdog, "waiting for the workers to pause", handled_);
+    while (shards_.read(0, ParamShards::kPaused) < ctx_.workers()) {
+      turn();
+      ctx_.watchdog.poll();
     }
   }
-  return checkpoint_collective(0, 0);
+  return ctx_.checkpoint(0, 0);
 }
 
-void AsyncTrainer::snapshot(int64_t epoch) {
-  Snapshot s{epoch, 0, 0, std::vector<float>(model_.num_params())};
+void PsServer::snapshot(int64_t epoch) {
+  Snapshot s{epoch, 0, 0, std::vector<float>(num_params_)};
   RmaStats unused;
   std::vector<int64_t> versions(shards_.servers());
   shards_.pull(s.params, versions, unused);
-  s.t = wall_s() - t0_;
+  s.t = ctx_.elapsed_s();
   s.pushes = versions[0];  // every push updates every shard
   snapshots_.push_back(std::move(s));
 }
 
-void AsyncTrainer::report_progress(bool epoch_done) {
+void PsServer::report_progress(bool epoch_done) {
   if (!hooks_->on_server_progress && !hooks_->on_server_epoch) return;
-  const double t = wall_s() - t0_;
+  const double t = ctx_.elapsed_s();
   if (!epoch_done && t - last_progress_t_ < 0.2) return;
   last_progress_t_ = t;
   ServerProgress& p = progress_;
   p.total_pushes = shards_.read(0, ParamShards::kVersion);
   p.pushes = p.total_pushes - epoch_start_pushes_;
-  const int64_t per_worker = (schedule_.steps_per_epoch() + dist_.n_push - 1) / dist_.n_push;
-  p.pushes_per_epoch = per_worker * workers_;
+  const int64_t per_worker = (worker_steps_ + dist_.n_push - 1) / dist_.n_push;
+  p.pushes_per_epoch = per_worker * ctx_.workers();
   p.epoch_s = t - epoch_start_t_, p.elapsed_s = t;
-  const double batch = static_cast<double>(cfg_.train.batch);
+  const double batch = static_cast<double>(ctx_.cfg.train.batch);
   const int64_t stale_pushes = shards_.read(0, ParamShards::kStalenessPushes);
   if (stale_pushes > 0)
     p.staleness_mean = double(shards_.read(0, ParamShards::kStalenessSum)) / stale_pushes;
@@ -127,12 +148,12 @@ void AsyncTrainer::report_progress(bool epoch_done) {
   epoch_start_t_ = t, epoch_start_pushes_ = p.total_pushes, epoch_start_steps_ = steps;
 }
 
-bool AsyncTrainer::checkpoint_wanted(bool* stop) {
-  if (!ckpt_) return false;
-  const CheckpointConfig& c = ckpt_->config();
+bool PsServer::checkpoint_wanted(bool* stop) {
+  if (!ctx_.ckpt) return false;
+  const CheckpointConfig& c = ctx_.ckpt->config();
   *stop = c.on_signal && (stop_signal() || shards_.read(0, ParamShards::kSignals) > 0);
   if (*stop) return true;
-  const double t = wall_s() - t0_;
+  const double t = ctx_.elapsed_s();
   if (c.every_s > 0 && t - last_ckpt_t_ >= c.every_s) {
     last_ckpt_t_ = t;
     return true;
@@ -142,6 +163,41 @@ bool AsyncTrainer::checkpoint_wanted(bool* stop) {
     return true;
   }
   return false;
+}
+
+std::vector<NamedValues> PsServer::slices() {
+  std::vector<NamedValues> out = {{"params", shards_.own_shard()}};
+  for (int k = 0; k < ctx_.workers(); ++k) {
+    if (rule_->uses_backup()) out.push_back({worker_key(k) + ".w_bak", shards_.pulled_copy(k)});
+    for (const UpdateRule::State& st : rule_->state(k))
+      out.push_back({worker_key(k) + "." + st.name, st.values});
+  }
+  return out;
+}
+
+void PsServer::add_snapshots(Checkpoint& c) const {
+  std::vector<int64_t> meta;
+  for (size_t k = 0; k < snapshots_.size(); ++k) {
+    const Snapshot& sn = snapshots_[k];
+    meta.insert(meta.end(), {sn.epoch, sn.pushes, static_cast<int64_t>(sn.t * 1e6)});
+    c.buffers.push_back({"ps.snapshot" + std::to_string(k), sn.params});
+  }
+  c.counters.push_back({"ps.snapshots", meta});
+}
+
+void PsServer::restore(const Checkpoint& c) {
+  const int me = ctx_.comm.rank();
+  shards_.set_own(ParamShards::kVersion, c.counter("ps.versions")->at(me));
+  restore_shard(c, shards_.shard_begin(me), slices());
+  if (me != 0) return;
+  shards_.set_own(ParamShards::kWorkerEpochs, c.counter("ps.worker_epochs")->front());
+  const std::vector<int64_t>* meta = c.counter("ps.snapshots");
+  for (size_t k = 0; meta && 3 * k + 2 < meta->size(); ++k) {
+    const std::vector<float>* p = c.buffer("ps.snapshot" + std::to_string(k));
+    if (!p) throw AgreedError("checkpoint lacks snapshot " + std::to_string(k));
+    snapshots_.push_back(
+        {(*meta)[3 * k], double((*meta)[3 * k + 2]) / 1e6, (*meta)[3 * k + 1], *p});
+  }
 }
 
 }  // namespace hpdl

@@ -34,8 +34,7 @@ class DcAsgd final : public UpdateRule {
     if (step_.adaptive)
       for (int k = 0; k < workers; ++k) mean_square_.emplace_back(n);
   }
-  void apply(int worker, const float* g, float lr, float* w, const float* bak,
-             int64_t n) override {
+  void apply(int worker, const float* g, float lr, float* w, const float* bak, int64_t n) override {
     DcAsgdStep step = step_;
     step.lr = lr;
     float* ms = nullptr;
@@ -60,8 +59,8 @@ class DcAsgd final : public UpdateRule {
 
 }  // namespace
 
-std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int workers,
-                                             int64_t n, VectorOps& ops) {
+std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int workers, int64_t n,
+                                             VectorOps& ops) {
   if (dist.mode == "dcasgd") return std::make_unique<DcAsgd>(dist, workers, n, ops);
   HPDL_REQUIRE(dist.mode == "downpour", "no update rule for distributed.mode '" + dist.mode + "'");
   return std::make_unique<Downpour>(ops);

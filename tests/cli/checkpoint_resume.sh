@@ -102,6 +102,14 @@ $mpirun -np 2 "$hpdl" train "${args[@]}" "${ps[@]}" --set run.name=ps_cut --set 
 grep -q "resumed from" "$out/ps_cut/log.txt"
 params_equal "$out/ps_full" "$out/ps_cut" || { echo "FAIL: resumed parameter-server run differs from the uninterrupted one"; exit 1; }
 echo "parameter server 1+1: resumed == uninterrupted"
+# DC-ASGD 1+1 with a pull every 3 steps: the server's w_bak and mean squares for the worker
+# come back from the checkpoint, so the resumed run is the uninterrupted one bit for bit.
+dc1=(--set distributed.mode=dcasgd --set distributed.dc_adaptive=true --set distributed.n_fetch=3)
+$mpirun -np 2 "$hpdl" train "${args[@]}" "${ps[@]}" --set run.name=ps_dc_full "${dc1[@]}" >/dev/null
+interrupt ps_dc_cut 2 "${dc1[@]}"
+$mpirun -np 2 "$hpdl" train "${args[@]}" "${ps[@]}" --set run.name=ps_dc_cut "${dc1[@]}" --resume >/dev/null
+params_equal "$out/ps_dc_full" "$out/ps_dc_cut" || { echo "FAIL: resumed DC-ASGD run differs from the uninterrupted one"; exit 1; }
+echo "parameter server 1+1 adaptive DC-ASGD: resumed == uninterrupted"
 dc=(--set distributed.mode=dcasgd --set distributed.dc_adaptive=true)
 interrupt ps_dc 3 "${dc[@]}"
 $mpirun -np 3 "$hpdl" train "${args[@]}" "${ps[@]}" --set run.name=ps_dc "${dc[@]}" --resume >/dev/null

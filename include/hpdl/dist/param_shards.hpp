@@ -40,9 +40,9 @@ namespace hpdl {
 // Where a worker's time in the parameter server went, and how stale its pushes were.
 struct RmaStats {
   int64_t pulls = 0, pushes = 0;
-  double pull_s = 0, push_s = 0;  // whole operations, waits for the server included
-  double server_wait_s = 0;       // waiting for the server to serve a deposited request
-  double max_push_s = 0;          // the longest single push
+  double pull_s = 0, push_s = 0;   // whole operations, waits for the server included
+  double server_wait_s = 0;        // waiting for the server to serve a deposited request
+  double max_push_s = 0;           // the longest single push
   std::vector<int64_t> staleness;  // staleness[tau] = pushes with that staleness
   void record_staleness(int64_t tau);
 };
@@ -80,8 +80,8 @@ class ParamShards {
   // What a server does with a deposited push of worker `worker`: update the n values of its
   // shard w from the gradient sum g at rate lr; bak is what this worker last pulled of the
   // shard (its w_bak).
-  using Apply = std::function<void(int worker, const float* g, float lr, float* w,
-                                   const float* bak, int64_t n)>;
+  using Apply = std::function<void(int worker, const float* g, float lr, float* w, const float* bak,
+                                   int64_t n)>;
 
   // Collective over comm. Ranks 0..servers-1 allocate and fill their shard from `initial`
   // (the same on every rank) and the copies their readers pull; the others allocate empty

@@ -39,7 +39,7 @@ class UpdateRule {
 // "downpour" or "dcasgd" (from dist.mode), for `workers` workers on a shard of n
 // parameters; ops: host vector operations (built without contraction, so that a server's
 // step equals a local one bit for bit).
-std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int workers,
-                                             int64_t n, VectorOps& ops);
+std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int workers, int64_t n,
+                                             VectorOps& ops);
 
 }  // namespace hpdl

@@ -1,0 +1,77 @@
+// A parameter-server rank (see async_trainer.hpp). Its loop applies every worker's push
+// through the update rule and serves every pull (ParamShards::serve), in arrival order;
+// server 0 also snapshots the parameters whenever the workers together finish an epoch,
+// reports progress, keeps the fairness figure and decides when to checkpoint. Servers hold
+// host memory only; the rule runs with the CPU's vector operations.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "hpdl/kernels/vector_ops.hpp"
+#include "hpdl/train/ps_checkpoint.hpp"
+#include "hpdl/train/ps_context.hpp"
+#include "hpdl/train/trainer.hpp"
+#include "hpdl/train/update_rules.hpp"
+
+namespace hpdl {
+
+class PsServer {
+ public:
+  struct Snapshot {
+    int64_t epoch;
+    double t;        // seconds since the start of training
+    int64_t pushes;  // updates applied (shard 0's version)
+    std::vector<float> params;
+  };
+
+  // worker_steps: worker 0's steps per epoch (for the progress figures).
+  PsServer(PsContext& ctx, int64_t num_params, int64_t worker_steps);
+
+  // Before serving: the position training starts from (a checkpoint's, or 0).
+  void start(int64_t global_step, double elapsed_s);
+  // Serves until every worker is done (true), or a checkpoint stopped the run (false).
+  bool serve(const TrainHooks& hooks);
+
+  // What this server checkpoints: its shard ("params"), and per worker the rule's state it
+  // keeps for that worker ("worker<k>.w_bak", ...), as slices of full-length vectors.
+  std::vector<NamedValues> slices();
+  // Server 0: its snapshots into a checkpoint, and the time it was written.
+  void add_snapshots(Checkpoint& c) const;
+  void checkpointed(double elapsed_s) { last_ckpt_t_ = elapsed_s; }
+  // This server's part of a checkpoint (version, slices; server 0: counters, snapshots).
+  void restore(const Checkpoint& c);
+
+  const std::vector<Snapshot>& snapshots() const { return snapshots_; }
+  // Server 0: every worker's pushes applied when the first worker finished (worker order).
+  const std::vector<int64_t>& pushes_at_first_done() const { return pushes_at_first_done_; }
+
+ private:
+  // One turn of the loop; pauses poll_us when it found nothing to do.
+  void turn();
+  void snapshot(int64_t epoch);
+  // Server 0: the progress hooks (live at most every 0.2 s; a line per snapshot epoch).
+  void report_progress(bool epoch_done);
+  // Server 0: whether to request a checkpoint now; *stop = it ends the run.
+  bool checkpoint_wanted(bool* stop);
+  // Serves until every worker has paused, then joins the checkpoint. True = stop.
+  bool await_pause_and_checkpoint();
+
+  PsContext& ctx_;
+  const DistributedConfig& dist_;
+  ParamShards& shards_;
+  const int64_t num_params_, worker_steps_;
+  std::unique_ptr<VectorOps> ops_;  // the CPU's
+  std::unique_ptr<UpdateRule> rule_;
+  ParamShards::Apply apply_;  // rule_ as the shards call it
+  int64_t handled_ = 0;       // checkpoint requests answered
+  std::vector<int64_t> pushes_at_first_done_;
+  // server 0
+  const TrainHooks* hooks_ = nullptr;
+  ServerProgress progress_;
+  double last_progress_t_ = 0, epoch_start_t_ = 0, last_ckpt_t_ = 0;
+  int64_t epoch_start_pushes_ = 0, epoch_start_steps_ = 0, next_ckpt_version_ = 0;
+  std::vector<Snapshot> snapshots_;
+};
+
+}  // namespace hpdl
