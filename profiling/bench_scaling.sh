@@ -16,10 +16,12 @@
 # A run that fails or stalls (run.watchdog_s = WATCHDOG_S, default 120) gets a row saying
 # so. Rows also go to $OUT/scaling.csv (default outputs/scaling) for plot_scaling.py.
 #   RATES="100mbit 1gbit" HOSTS="1 2 4 8 16" STEPS=40 profiling/bench_scaling.sh
+#   RATES=1gbit HOSTS=16 MODES="downpour dcasgd" TARGET=0.85 EPOCHS=4 profiling/bench_scaling.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rates=${RATES:-100mbit}
 hosts_list=${HOSTS:-1 2 4 8}
+modes=${MODES:-sync downpour dcasgd}
 steps=${STEPS:-40}
 servers=${SERVERS:-1}
 target=${TARGET:-}
@@ -48,7 +50,7 @@ printf '%-8s %-6s %-9s %7s %9s %9s %10s %9s %9s\n' rate hosts mode workers "step
 for rate in $rates; do
   $cluster up "$n_hosts" --rate "$rate" --cpus-per-host "$cpus" >/dev/null
   for h in $hosts_list; do
-    for mode in sync downpour dcasgd; do
+    for mode in $modes; do
       s=0 mode_args=()
       if [ "$mode" != sync ]; then
         s=$servers mode_args=(--set "distributed.mode=\"$mode\"" --set 'optimizer.name="sgd"'

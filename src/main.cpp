@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
   pred_cmd->add_option("--ranks-per-host", pred.ranks_per_host, "Ranks sharing a host (default 1)")
       ->check(CLI::PositiveNumber);
   pred_cmd->add_option("--cores-per-host", pred.cores_per_host,
-                       "Cores of a host; ranks x threads beyond it share cores (default: none shared)")
+                       "Cores of a host; ranks x threads beyond it share cores (default: the calibrated CPU per host when under a core per rank, else none shared)")
       ->check(CLI::NonNegativeNumber);
   pred_cmd->add_option("--out", pred.out, "Output directory (default RUN_DIR/predict)");
 

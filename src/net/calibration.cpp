@@ -146,8 +146,17 @@ nlohmann::json Calibration::to_json() const {
                         {"latency_s", r.fit.latency_s}, {"bandwidth_Bps", r.fit.bandwidth_Bps},
                         {"samples", samples_json(r.samples)}});
   j["reduce_Bps_per_core"] = reduce_Bps;
+  j["cpu_share_per_rank"] = cpu_share;
+  j["cores_per_host"] = host_cores();
   j["flags"] = flags;
   return j;
+}
+
+std::vector<double> Calibration::host_cores() const {
+  std::vector<double> cores(hosts.hosts.size(), 0.0);
+  for (size_t r = 0; r < cpu_share.size() && r < hosts.host_of_rank.size(); ++r)
+    cores[hosts.host_index(static_cast<int>(r))] += cpu_share[r];
+  return cpu_share.empty() ? std::vector<double>{} : cores;
 }
 
 std::string Calibration::table() const {
@@ -200,6 +209,16 @@ std::string Calibration::table() const {
     const auto [lo, hi] = std::minmax_element(reduce_Bps.begin(), reduce_Bps.end());
     std::snprintf(line, sizeof line, "\nreduction (float sum, one core): %s .. %s per rank\n",
                   human_rate(*lo).c_str(), human_rate(*hi).c_str());
+    out += line;
+  }
+  if (!cpu_share.empty()) {
+    const auto [lo, hi] = std::minmax_element(cpu_share.begin(), cpu_share.end());
+    const std::vector<double> cores = host_cores();
+    const auto [clo, chi] = std::minmax_element(cores.begin(), cores.end());
+    std::snprintf(line, sizeof line,
+                  "CPU while every rank computes: %.3f .. %.3f of a core per rank, %.3f .. %.3f "
+                  "cores per host\n",
+                  *lo, *hi, *clo, *chi);
     out += line;
   }
   out += flags.empty() ? "\nno slow host or pair\n" : "\n";

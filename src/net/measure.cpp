@@ -1,9 +1,12 @@
 // The measurements of `hpdl calibrate` (see net/calibration.hpp): ping-pong per pair,
-// allreduce per algorithm, rank count and size, RMA get/accumulate, reduction throughput.
+// allreduce per algorithm, rank count and size, RMA get/accumulate, reduction throughput,
+// the CPU share of every rank.
 // Every measurement is a loop over sizes growing by 8x; the first rank of the measuring
 // group decides the repetitions of the next size from the last one's time (about
 // target_s in all) and stops before a size that would exceed budget_s.
 #include <mpi.h>
+
+#include <time.h>
 
 #include <algorithm>
 #include <cstring>
@@ -173,6 +176,21 @@ RmaCurve rma_sweep(MPI_Comm comm, MPI_Win win, float* origin_buf, int origin, in
   return c;
 }
 
+// CPU seconds this thread got per wall second while spinning for `seconds`.
+double cpu_share_spinning(double seconds) {
+  auto cpu_s = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+  };
+  const double w0 = MPI_Wtime(), c0 = cpu_s();
+  volatile uint64_t x = 0;
+  double w = w0;
+  while ((w = MPI_Wtime()) - w0 < seconds)
+    for (int i = 0; i < 1000; ++i) x = x + 1;
+  return (cpu_s() - c0) / (w - w0);
+}
+
 // Sends rank `from`'s samples to rank 0 (a no-op when from == 0).
 void to_rank0(MPI_Comm comm, int from, std::vector<Sample>& samples) {
   int me = 0;
@@ -301,6 +319,15 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
     c.reduce_Bps.resize(n);
     WatchdogScope guard(watchdog, "calibrate: reduction gather", 0);
     HPDL_CHECK_MPI(MPI_Gather(&rate, 1, MPI_DOUBLE, c.reduce_Bps.data(), 1, MPI_DOUBLE, 0, world));
+  }
+  // The share of a core each rank gets while all compute: every rank spins for 0.5 s (fifty
+  // 10 ms quota periods, so a CPU budget shows as its average, not its bursts).
+  {
+    WatchdogScope guard(watchdog, "calibrate: CPU share", 0);
+    quiet_barrier(world);
+    const double share = cpu_share_spinning(0.5);
+    c.cpu_share.resize(n);
+    HPDL_CHECK_MPI(MPI_Gather(&share, 1, MPI_DOUBLE, c.cpu_share.data(), 1, MPI_DOUBLE, 0, world));
   }
   flag_slow(c);
   c.seconds = MPI_Wtime() - t_start;

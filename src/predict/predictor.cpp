@@ -94,6 +94,7 @@ NetworkModel read_network(const std::string& path) {
   n.inter_latency_s = median(lat_inter), n.inter_bandwidth_Bps = median(bw_inter);
   n.intra_latency_s = median(lat_intra), n.intra_bandwidth_Bps = median(bw_intra);
   n.reduce_Bps = median(j.at("reduce_Bps_per_core").get<std::vector<double>>());
+  n.cores_per_host = median(j.value("cores_per_host", std::vector<double>{}));
   // The trainer's buckets are MPI_Iallreduce polled with MPI_Test: their curve when
   // calibrated (hpdl calibrate measures it), else the blocking default's.
   bool nonblocking = false;

@@ -21,7 +21,11 @@ int cmd_predict(const PredictArgs& args) {
     const NetworkModel net = read_network(args.network);
     PredictOptions o;
     o.ranks_per_host = args.ranks_per_host;
+    // Unless told, a host has the cores its ranks got when calibrated (a CPU budget, or a
+    // machine shared by emulated hosts); whole machines are not counted as sharing.
     o.cores_per_host = args.cores_per_host;
+    if (o.cores_per_host == 0 && net.cores_per_host > 0 && net.cores_per_host < 0.95 * o.ranks_per_host)
+      o.cores_per_host = net.cores_per_host;
     // Efficiency against one rank (sync), or against one worker's rate times the workers
     // (parameter server, whose servers do no training).
     const int base = profile.async() ? profile.servers + 1 : 1;
@@ -42,6 +46,9 @@ int cmd_predict(const PredictArgs& args) {
     write_file_atomically(out + "/prediction.csv", prediction_csv(rows));
     write_file_atomically(out + "/prediction.svg", prediction_svg(rows));
     write_file_atomically(out + "/predicted_trace.json", predicted_trace(profile, rows.back()).dump() + "\n");
+    if (o.cores_per_host > 0 && args.cores_per_host == 0)
+      std::printf("cores per host: %.3f, as calibrated (--cores-per-host overrides)\n",
+                  o.cores_per_host);
     std::printf("%s\nwritten: %s/ (prediction.csv prediction.svg predicted_trace.json)\n",
                 prediction_table(profile, rows).c_str(), out.c_str());
     return 0;

@@ -17,6 +17,18 @@ $mpirun -np 1 "$hpdl" train "$fx/tiny.toml" "${run[@]}" "${prof[@]}" --set run.n
 grep -q "^ *64 " "$out/predict.txt" && grep -q "bottleneck" "$out/predict.txt"
 for f in prediction.csv prediction.svg predicted_trace.json; do [ -s "$out/profiled/predict/$f" ]; done
 echo "predicted 1, 2, 4, 64 ranks"
+# A cluster calibrated with 0.25 core per host: the prediction uses it (a rank computes 4x
+# longer than the full-core profile), unless --cores-per-host says otherwise.
+/usr/bin/python3 -c "import json; j = json.load(open('$out/net.json')); j['cores_per_host'] = [0.25]; json.dump(j, open('$out/budget.json', 'w'))"
+"$hpdl" predict "$out/profiled" --network "$out/budget.json" --ranks 1 --out "$out/pb" >"$out/predict_budget.txt"
+grep -q "cores per host: 0.250, as calibrated" "$out/predict_budget.txt"
+"$hpdl" predict "$out/profiled" --network "$out/budget.json" --ranks 1 --cores-per-host 1 --out "$out/pf" >/dev/null
+/usr/bin/python3 - "$out/pb/prediction.csv" "$out/pf/prediction.csv" <<'PY'
+import csv, sys
+budget, full = (float(next(csv.DictReader(open(f)))["compute_s"]) for f in sys.argv[1:])
+assert abs(budget / full - 4) < 1e-6, (budget, full)
+PY
+echo "a calibrated CPU budget of 0.25 core per host: compute 4x the full-core profile's"
 
 $mpirun -np 1 "$hpdl" train "$fx/tiny.toml" "${run[@]}" --set run.name=plain >/dev/null
 $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" "${run[@]}" "${prof[@]}" --set run.name=ps \

@@ -3,7 +3,8 @@
 # holds every host pair with a bandwidth near the links' rate, allreduce curves for 2 and 4
 # ranks for every coll_tuned algorithm, the default and MPI_Iallreduce, RMA get/accumulate; nothing is
 # flagged. Then host 3's link is slowed to 10 Mbit (a bad cable): calibrate names host 3
-# and, with --strict, exits 3. Also 2 ranks on one host (shared memory, no slow flags).
+# and, with --strict, exits 3. Also 2 ranks on one host (shared memory, no slow flags), and
+# hosts with a CPU budget of 0.25 core: calibrate records 0.25 of a core per rank and host.
 # Usage: netns_calibrate.sh SOURCE_DIR HPDL WORK_DIR
 set -eu
 src=$1 hpdl=$2
@@ -63,4 +64,20 @@ grep -q "WARNING: slow host hpdl-h3: all 3 of its links are slow" slow.log ||
 $cluster mpirun -np 2 --host 10.77.77.11:2 -x OMP_NUM_THREADS=1 "$hpdl" calibrate --out "$work/one.json" \
   --max-bytes 1048576 --budget-s 0.2 >one.log 2>&1 || { cat one.log; exit 1; }
 $py -c "import json,sys; j=json.load(open('$work/one.json')); p=j['point_to_point']; assert len(p)==1 and p[0]['same_host'] and p[0]['bandwidth_Bps'] > 1e8, p"
+
+# Hosts with a CPU budget: calibrate records the share of a core each rank gets, and the
+# cores per host (0.25 each here, within 10 %).
+if [ -f /sys/fs/cgroup/cpu/cgroup.procs ] || [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+  $cluster up 2 --rate 1gbit --cpus-per-host 0.25 >/dev/null
+  $cluster mpirun -np 2 -x OMP_NUM_THREADS=1 "$hpdl" calibrate --out "$work/budget.json" \
+    --max-bytes 65536 --budget-s 0.2 >budget.log 2>&1 || { cat budget.log; exit 1; }
+  grep "CPU while every rank computes" budget.log
+  $py - "$work/budget.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert len(j["cpu_share_per_rank"]) == 2 and len(j["cores_per_host"]) == 2, j
+for c in j["cpu_share_per_rank"] + j["cores_per_host"]:
+    assert 0.225 <= c <= 0.275, j["cpu_share_per_rank"]
+PY
+fi
 echo "PASS"

@@ -3,8 +3,9 @@
 // max_bytes; latency and bandwidth, within and between hosts), allreduce time per message
 // size, rank count and OpenMPI allreduce algorithm (forced through the coll_tuned MCA
 // variables), for the library's own choice, and for MPI_Iallreduce polled with MPI_Test
-// (what the trainer's buckets do), RMA get/accumulate time, and the reduction
-// throughput of one core. Sizes grow by 8x; a size whose estimated time exceeds budget_s is
+// (what the trainer's buckets do), RMA get/accumulate time, the reduction throughput of
+// one core, and the share of a core each rank gets when all compute at once (a host's CPU
+// budget, or cores shared by more ranks than they have). Sizes grow by 8x; a size whose estimated time exceeds budget_s is
 // not measured (the fits need only the sizes below it), so a slow link stays quick to
 // calibrate. These are the only MPI calls outside comm/ besides the RMA shards: measuring
 // the network is what they are for.
@@ -76,6 +77,10 @@ struct Calibration {
   bool algorithms_forced = false;  // whether coll_tuned's algorithm could be chosen
   std::vector<RmaCurve> rma;
   std::vector<double> reduce_Bps;  // per rank, one core summing floats
+  // Per rank: CPU seconds per second while every rank computes (1 = a whole core).
+  std::vector<double> cpu_share;
+  // Per host (hosts.hosts order): the cores its ranks got together.
+  std::vector<double> host_cores() const;
   std::vector<std::string> flags;  // slow pairs and hosts, in words
   double seconds = 0;
 

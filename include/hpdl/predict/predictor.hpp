@@ -62,6 +62,9 @@ struct NetworkModel {
   double inter_latency_s = 0, inter_bandwidth_Bps = 0;
   double intra_latency_s = 0, intra_bandwidth_Bps = 0;
   double reduce_Bps = 0;
+  // The cores a host's ranks got together while all computed (median over hosts; 0 when
+  // the calibration predates the measurement): a CPU budget per host shows here.
+  double cores_per_host = 0;
   struct Curve {
     int ranks = 0;
     std::vector<std::pair<int64_t, double>> samples;  // bytes, seconds
