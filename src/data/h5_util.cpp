@@ -256,7 +256,8 @@ std::vector<float> h5_read_float_attr(hid_t obj, const std::string& name) {
   return out;
 }
 
-void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& path) {
+void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& path,
+                    const std::function<void()>& before_rename) {
   HPDL_CHECK_H5(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
   file = H5Id();  // close before fsync and rename
   const int fd = ::open(tmp_path.c_str(), O_RDONLY);
@@ -265,6 +266,7 @@ void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& 
     throw Error("cannot sync " + tmp_path + ": " + std::strerror(errno));
   }
   ::close(fd);
+  if (before_rename) before_rename();
   if (std::rename(tmp_path.c_str(), path.c_str()) != 0) {
     throw Error("cannot rename " + tmp_path + " to " + path + ": " + std::strerror(errno));
   }

@@ -60,7 +60,8 @@ struct TrainSetup {
 
 // Rank 0: the checkpoint to continue from, or null (--resume without any checkpoint starts
 // afresh). --resume takes the run directory's checkpoint.h5, or its checkpoint.prev.h5 when
-// checkpoint.h5 is missing or unreadable (setting *fallback_reason, which the log states);
+// checkpoint.h5 is missing or unreadable (setting *fallback_reason, which the log states;
+// an unreadable one is moved aside to checkpoint.h5.damaged);
 // --resume-from FILE takes FILE only, naming FILE's previous checkpoint if that one is intact.
 std::unique_ptr<Checkpoint> find_checkpoint(const TrainArgs& args, const std::string& in_run_dir,
                                             std::string* path, std::string* fallback_reason) {
@@ -96,11 +97,26 @@ std::unique_ptr<Checkpoint> find_checkpoint(const TrainArgs& args, const std::st
     return nullptr;
   }
   *path = prev;
+  std::unique_ptr<Checkpoint> c;
   try {
-    return std::make_unique<Checkpoint>(read_checkpoint(prev));
+    c = std::make_unique<Checkpoint>(read_checkpoint(prev));
   } catch (const Error& e) {
     throw Error(*fallback_reason + "; the previous one cannot be used either: " + e.what());
   }
+  // The unreadable checkpoint is moved aside (kept for inspection): the next checkpoint
+  // write must not keep it as the previous one in place of the intact one resumed from.
+  if (fs::exists(in_run_dir) || fs::is_symlink(in_run_dir)) {
+    std::string aside = in_run_dir + ".damaged";
+    for (int k = 2; fs::exists(aside) || fs::is_symlink(aside); ++k)
+      aside = in_run_dir + ".damaged" + std::to_string(k);
+    std::error_code ec;
+    fs::rename(in_run_dir, aside, ec);
+    if (ec)
+      throw Error(*fallback_reason + "; it cannot be moved aside to " + aside + " (" +
+                  ec.message() + "), so resuming from " + prev + " could lose it");
+    *fallback_reason += " (moved aside to " + aside + ")";
+  }
+  return c;
 }
 
 TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {

@@ -167,25 +167,37 @@ std::string previous_checkpoint(const std::string& path) {
 }
 
 uint64_t write_checkpoint(const std::string& path, const Checkpoint& c) {
-  // Keep the checkpoint being replaced: a hard link survives the rename below, so at
-  // every moment at least one complete checkpoint exists under a known name.
+  // Keep the checkpoint being replaced, but only once its successor is complete and synced:
+  // a write that fails (full disk, a kill) leaves both checkpoints as they were. A hard link
+  // survives the rename, so at every moment a complete checkpoint exists under a known
+  // name. Only a regular file is kept; a damaged one was moved aside when the run resumed.
   const std::string prev = previous_checkpoint(path);
-  if (std::filesystem::exists(path)) {
-    std::filesystem::remove(prev);
-    if (::link(path.c_str(), prev.c_str()) != 0) std::filesystem::copy_file(path, prev);
-  }
-  h5_write_atomically(path, [&](hid_t f) {
-    h5_write_attr(f, "format", kFormat);
-    h5_write_attr(f, "header", header_of(c).dump());
-    if (!c.config.empty()) h5_write_attr(f, "config", c.config);
-    const std::vector<double> rows = history_rows(c.history);
-    h5_write(f, "history", rows.data(), {hsize_t(c.history.size()), hsize_t(kHistoryCols)});
-    h5_write(f, "params", c.params.data(), {hsize_t(c.params.size())});
-    H5Id b = h5_create_group(f, "buffers");
-    for (const auto& [name, v] : c.buffers) h5_write(b.get(), name, v.data(), {hsize_t(v.size())});
-    H5Id k = h5_create_group(f, "counters");
-    for (const auto& [name, v] : c.counters) h5_write(k.get(), name, v.data(), {hsize_t(v.size())});
-  });
+  const auto keep_previous = [&] {
+    if (!std::filesystem::is_regular_file(path)) return;
+    try {
+      std::filesystem::remove(prev);
+      if (::link(path.c_str(), prev.c_str()) != 0) std::filesystem::copy_file(path, prev);
+    } catch (const std::filesystem::filesystem_error& e) {
+      throw Error("cannot keep " + path + " as " + prev + ": " + e.code().message());
+    }
+  };
+  h5_write_atomically(
+      path,
+      [&](hid_t f) {
+        h5_write_attr(f, "format", kFormat);
+        h5_write_attr(f, "header", header_of(c).dump());
+        if (!c.config.empty()) h5_write_attr(f, "config", c.config);
+        const std::vector<double> rows = history_rows(c.history);
+        h5_write(f, "history", rows.data(), {hsize_t(c.history.size()), hsize_t(kHistoryCols)});
+        h5_write(f, "params", c.params.data(), {hsize_t(c.params.size())});
+        H5Id b = h5_create_group(f, "buffers");
+        for (const auto& [name, v] : c.buffers)
+          h5_write(b.get(), name, v.data(), {hsize_t(v.size())});
+        H5Id k = h5_create_group(f, "counters");
+        for (const auto& [name, v] : c.counters)
+          h5_write(k.get(), name, v.data(), {hsize_t(v.size())});
+      },
+      keep_previous);
   return std::filesystem::file_size(path);
 }
 

@@ -5,7 +5,8 @@
 #    the optimizer state matters), and the same metrics;
 #  - a checkpoint from a different model or rank layout is refused with a clear message;
 #  - a truncated checkpoint.h5 is refused, naming the intact checkpoint.prev.h5, from
-#    which --resume-from continues to the same parameters.
+#    which --resume-from continues to the same parameters; --resume moves it aside and
+#    falls back, and a checkpoint write that then fails leaves checkpoint.prev.h5 intact.
 # Usage: checkpoint_resume.sh MPIRUN HPDL FIXTURES
 set -eu
 mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
@@ -58,6 +59,7 @@ cp -a "$out/other" "$out/only_prev"
 rm "$out/only_prev/checkpoint.h5"
 size=$(stat -c %s "$out/other/checkpoint.h5")
 truncate -s $((size / 2)) "$out/other/checkpoint.h5"
+cp -a "$out/other" "$out/failing"
 $expect "checkpoint .*other/checkpoint.h5 cannot be read \\(truncated or not HDF5\\).*checkpoint.prev.h5 is intact: continue from it with --resume-from" \
   $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume-from "$out/other/checkpoint.h5"
 $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume >/dev/null
@@ -80,6 +82,28 @@ PY
 $expect "checkpoint .*damaged.h5 is damaged: epoch step = -5" \
   $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=damaged --resume-from "$out/damaged.h5"
 echo "truncated or missing checkpoint.h5: --resume falls back to checkpoint.prev.h5 (said in the log) and gives the uninterrupted parameters"
+
+# A fallback resume never loses the intact checkpoint: the truncated checkpoint.h5 is moved
+# aside (kept), and when the first new checkpoint cannot be written (its temporary file
+# cannot be created) checkpoint.prev.h5 is still the intact one; a later --resume finishes.
+cp "$out/failing/checkpoint.prev.h5" "$out/intact.h5"
+cp "$out/failing/checkpoint.h5" "$out/truncated.h5"
+mkdir "$out/failing/checkpoint.h5.tmp"
+if $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=failing --set checkpoint.every_steps=40 \
+  --resume >"$out/failing.log" 2>&1; then
+  echo "FAIL: a run whose checkpoint cannot be written succeeded"; exit 1
+fi
+grep -q "cannot write .*failing/checkpoint.h5" "$out/failing.log" ||
+  { echo "FAIL: no line naming the checkpoint that could not be written"; cat "$out/failing.log"; exit 1; }
+cmp -s "$out/failing/checkpoint.prev.h5" "$out/intact.h5" ||
+  { echo "FAIL: the intact checkpoint.prev.h5 was replaced"; ls -la "$out/failing"; exit 1; }
+cmp -s "$out/failing/checkpoint.h5.damaged" "$out/truncated.h5" ||
+  { echo "FAIL: the truncated checkpoint was not kept as checkpoint.h5.damaged"; ls -la "$out/failing"; exit 1; }
+grep -q "moved aside to .*failing/checkpoint.h5.damaged" "$out/failing/log.txt"
+rm -rf "$out/failing/checkpoint.h5.tmp"
+$mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=failing --set checkpoint.every_steps=40 --resume >/dev/null
+params_equal "$out/full" "$out/failing" || { echo "FAIL: the run resumed after the failed write differs"; exit 1; }
+echo "fallback resume: the damaged checkpoint is kept aside, a failed write leaves the intact one, the run finishes"
 
 # Parameter server: 1 server + 1 worker (Downpour, n_fetch = n_push = 1) is deterministic,
 # so interrupted + resumed must equal uninterrupted; 1 server + 2 workers with adaptive

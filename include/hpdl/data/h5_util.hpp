@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -80,17 +81,22 @@ std::string h5_read_string_attr(hid_t obj, const std::string& name);
 
 // Writes an HDF5 file under PATH.tmp with `fill`, then fsyncs and renames it to PATH (and
 // syncs the directory), so a reader never sees a half-written file under the final name.
+// before_rename (optional) runs once the new file is complete and synced, just before it
+// replaces PATH (a checkpoint keeps the one it replaces there).
 template <typename Fill>
-void h5_write_atomically(const std::string& path, Fill&& fill);
-void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& path);
+void h5_write_atomically(const std::string& path, Fill&& fill,
+                         const std::function<void()>& before_rename = {});
+void h5_commit_file(H5Id& file, const std::string& tmp_path, const std::string& path,
+                    const std::function<void()>& before_rename = {});
 
 template <typename Fill>
-void h5_write_atomically(const std::string& path, Fill&& fill) {
+void h5_write_atomically(const std::string& path, Fill&& fill,
+                         const std::function<void()>& before_rename) {
   const std::string tmp = path + ".tmp";
   try {
     H5Id file = h5_create_file(tmp);
     fill(file.get());
-    h5_commit_file(file, tmp, path);
+    h5_commit_file(file, tmp, path, before_rename);
   } catch (const Error& e) {
     // PATH keeps its previous content; the partial file goes (a full disk gets its space back).
     std::remove(tmp.c_str());
