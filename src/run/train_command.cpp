@@ -282,36 +282,36 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
   };
   if (report) report->training_starts();
   const Splits splits = s.data.view();
+  std::unique_ptr<Trainer> trainer;
+  AsyncTrainer* ps = nullptr;  // the parameter server's, for its per-worker report
   if (s.cfg.distributed.async()) {
     // The shards start from the model's parameters: the checkpoint's, when resuming.
     if (s.from) s.model->params_from_host(s.from->params);
-    AsyncTrainer trainer(s.cfg, comm, *s.model, splits, watchdog, prof.get());
-    const std::vector<EpochStats> history = trainer.run(hooks, &checkpointer, s.from.get());
-    if (trainer.stopped_by()) {
-      if (report) report->stopped(trainer.stopped_by(), trainer.total_pushes(), checkpointer);
-      return kExitCheckpointed;
-    }
+    auto t = std::make_unique<AsyncTrainer>(s.cfg, comm, *s.model, splits, watchdog, prof.get());
+    ps = t.get();
+    trainer = std::move(t);
+  } else {
+    trainer = std::make_unique<SyncTrainer>(s.cfg, comm, *s.model, splits, watchdog, prof.get());
+  }
+  const std::vector<EpochStats> history = trainer->run(hooks, &checkpointer, s.from.get());
+  if (trainer->stopped_by()) {
+    if (report) report->stopped(trainer->stopped_by(), trainer->steps(), checkpointer);
+    return kExitCheckpointed;
+  }
+  if (ps) {
     std::vector<std::string> reports;
     {
-      WatchdogScope guard(watchdog, "worker report gather", trainer.total_pushes());
-      reports = comm.allgather(trainer.worker_report().dump());
+      WatchdogScope guard(watchdog, "worker report gather", ps->steps());
+      reports = comm.allgather(ps->worker_report().dump());
     }
     if (report) {
       std::vector<nlohmann::json> workers;
       for (const auto& r : reports)
         if (auto j = nlohmann::json::parse(r); !j.is_null()) workers.push_back(std::move(j));
-      report->parameter_server(s.cfg, workers, trainer.pushes_at_first_done());
+      report->parameter_server(s.cfg, workers, ps->pushes_at_first_done());
     }
-    finish(history, trainer.final_model(), trainer.last_confusion(), trainer.total_pushes());
-  } else {
-    SyncTrainer trainer(s.cfg, comm, *s.model, splits, watchdog, prof.get());
-    const std::vector<EpochStats> history = trainer.run(hooks, &checkpointer, s.from.get());
-    if (trainer.stopped_by()) {
-      if (report) report->stopped(trainer.stopped_by(), trainer.global_step(), checkpointer);
-      return kExitCheckpointed;
-    }
-    finish(history, trainer.final_model(), trainer.last_confusion(), trainer.global_step());
   }
+  finish(history, trainer->final_model(), trainer->last_confusion(), trainer->steps());
   return 0;
 }
 

@@ -40,23 +40,24 @@
 
 namespace hpdl {
 
-class AsyncTrainer {
+class AsyncTrainer final : public Trainer {
  public:
   // prof may be null (profiling off).
   AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, const Splits& splits,
                Watchdog& watchdog, Profiler* prof = nullptr);
-  ~AsyncTrainer();
+  ~AsyncTrainer() override;
 
   // Collective. Afterwards the model holds the final parameters on every rank, unless a
   // stop signal ended training at a checkpoint (stopped_by() != 0, no history). With `from`,
   // continues that checkpoint (the model must already hold its parameters).
   std::vector<EpochStats> run(const TrainHooks& hooks, Checkpointer* ckpt = nullptr,
-                              const Checkpoint* from = nullptr);
-  int stopped_by() const { return stopped_by_; }
+                              const Checkpoint* from = nullptr) override;
+  int stopped_by() const override { return stopped_by_; }
 
-  const ConfusionMatrix& last_confusion() const { return evaluator_.confusion(); }
-  const FinalModel& final_model() const { return final_; }
+  const ConfusionMatrix& last_confusion() const override { return evaluator_.confusion(); }
+  const FinalModel& final_model() const override { return final_; }
   int64_t total_pushes() const { return total_pushes_; }
+  int64_t steps() const override { return total_pushes_; }
   // This worker's push/pull counts, times and staleness histogram (null on servers).
   nlohmann::json worker_report() const;
   // Rank 0: every worker's pushes applied when the first worker finished (worker order).

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/config/config.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/sampler.hpp"
-#include "hpdl/comm/comm.hpp"
 #include "hpdl/dist/grad_reducer.hpp"
-#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/optim/lr_schedule.hpp"
@@ -27,12 +27,13 @@
 #include "hpdl/train/metrics.hpp"
 #include "hpdl/train/model_selection.hpp"
 #include "hpdl/train/passes.hpp"
+#include "hpdl/train/training.hpp"
 
 namespace hpdl {
 
 // Parameter-server training as server 0 sees it while the workers train.
 struct ServerProgress {
-  int64_t epoch = 0;                     // the epoch in progress (the slowest worker's)
+  int64_t epoch = 0;                         // the epoch in progress (the slowest worker's)
   int64_t pushes = 0, pushes_per_epoch = 0;  // this epoch's so far / expected
   int64_t total_pushes = 0;
   double samples_per_s = 0;   // lines: the epoch's worker steps x batch / its time; live:
@@ -53,7 +54,7 @@ struct TrainHooks {
   std::function<void(const ServerProgress&)> on_server_progress, on_server_epoch;
 };
 
-class SyncTrainer {
+class SyncTrainer final : public Trainer {
  public:
   // The splits held by `splits` may be null (no test / no validation). The model's batch
   // must equal the plan's local batch. prof may be null (profiling off); otherwise the
@@ -67,7 +68,7 @@ class SyncTrainer {
   // with `from`, continues where that checkpoint stopped. ckpt (may be null) decides when
   // to write checkpoints; after a stop signal run() returns early (stopped_by() != 0).
   std::vector<EpochStats> run(const TrainHooks& hooks, Checkpointer* ckpt = nullptr,
-                              const Checkpoint* from = nullptr);
+                              const Checkpoint* from = nullptr) override;
   // One training step on global step `step` with this rank's rows; returns the local loss
   // sum, or nothing when the step was skipped (a non-finite gradient under
   // train.nonfinite = "skip"; policy "stop" throws AgreedError instead).
@@ -81,10 +82,11 @@ class SyncTrainer {
   // Parameters, optimizer state and global step from a checkpoint (on every rank).
   void restore(const Checkpoint& c);
 
-  const ConfusionMatrix& last_confusion() const { return evaluator_.confusion(); }
-  const FinalModel& final_model() const { return final_; }
+  const ConfusionMatrix& last_confusion() const override { return evaluator_.confusion(); }
+  const FinalModel& final_model() const override { return final_; }
   int64_t global_step() const { return global_step_; }
-  int stopped_by() const { return stopped_by_; }
+  int64_t steps() const override { return global_step_; }
+  int stopped_by() const override { return stopped_by_; }
 
  private:
   const Config& cfg_;
