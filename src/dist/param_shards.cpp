@@ -147,9 +147,9 @@ void ParamShards::set_profiler(Profiler* p) {
   if (p) wait_name_ = p->name("server wait", "rma wait");
 }
 
-// A server reaches its own words with atomic loads and stores, made consistent with the
-// window by MPI_Win_sync: MPI atomics on itself would make OpenMPI's osc pt2pt apply
-// incoming accumulates from within its own progress, recursively, and never return.
+// A server reaches its own words with atomic loads and stores, ordered by sync_own(): MPI
+// atomics on itself would make OpenMPI's osc pt2pt apply incoming accumulates from within
+// its own progress, recursively, and never return.
 int64_t ParamShards::own_word(MPI_Aint disp) {
   sync_own();
   return __atomic_load_n(reinterpret_cast<int64_t*>(base_ + disp), __ATOMIC_ACQUIRE);

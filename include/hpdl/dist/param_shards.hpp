@@ -85,15 +85,14 @@ class ParamShards {
 
   // Collective over comm. Ranks 0..servers-1 allocate and fill their shard from `initial`
   // (the same on every rank) and the copies their readers pull; the others allocate empty
-  // windows. Then call open() on every rank (after any restore_*).
+  // windows. Then call open() on every rank (after any set_own).
   ParamShards(const Comm& comm, int servers, std::span<const float> initial);
   ~ParamShards();  // frees nothing collective: call close() on every rank
   ParamShards(const ParamShards&) = delete;
   ParamShards& operator=(const ParamShards&) = delete;
-  // Local: a server opens its shared epoch on its own window (until close()); call on
-  // every rank before training.
+  // Local: training starts (after any set_own); call on every rank.
   void open();
-  // Collective: ends the epochs and frees the windows.
+  // Collective: waits for the last replies and frees the windows.
   void close();
 
   int servers() const { return servers_; }
