@@ -15,6 +15,7 @@
 # epochs, and reports the time to that accuracy and the accuracy after EPOCHS epochs.
 # A run that fails or stalls (run.watchdog_s = WATCHDOG_S, default 120) gets a row saying
 # so. Rows also go to $OUT/scaling.csv (default outputs/scaling) for plot_scaling.py.
+# HPDL=another/binary measures another build (A/B against an older commit).
 #   RATES="100mbit 1gbit" HOSTS="1 2 4 8 16" STEPS=40 profiling/bench_scaling.sh
 #   RATES=1gbit HOSTS=16 MODES="downpour dcasgd" TARGET=0.85 EPOCHS=4 profiling/bench_scaling.sh
 set -euo pipefail
@@ -28,6 +29,7 @@ target=${TARGET:-}
 epochs=${EPOCHS:-5}
 watchdog=${WATCHDOG_S:-120}  # a run that stalls this long ends (named in its row)
 out=${OUT:-outputs/scaling}
+hpdl=${HPDL:-build/hpdl}
 rows=60000 batch=32
 source profiling/cluster_env.sh hpdl-scaling
 n_hosts=$(printf '%s\n' $hosts_list | sort -n | tail -1)
@@ -39,7 +41,7 @@ mean_step() { /usr/bin/python3 profiling/median_step.py "$1" "$2" mean; }  # RUN
 train() {  # NAME HOSTS MPI-ARGS... -- HPDL-ARGS...
   local name=$1 h=$2
   shift 2
-  $cluster mpirun -np "$h" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
+  $cluster mpirun -np "$h" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 "$hpdl" train \
     inputs/mlp_fashion_mnist.toml "$@" --set run.output_dir="\"$work/runs\"" \
     --set run.name="\"$name\"" --set train.progress=false --set run.watchdog_s="$watchdog" \
     --overwrite >"$work/$name.log" 2>&1
