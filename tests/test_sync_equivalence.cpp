@@ -23,6 +23,7 @@
 #include "hpdl/builder/builder.hpp"
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/profile/trace_writer.hpp"
+#include "hpdl/run/device_choice.hpp"
 #include "hpdl/train/trainer.hpp"
 #include "mpi_test_util.hpp"
 #include "staged_device.hpp"
@@ -231,6 +232,23 @@ TEST(StagedDevice, TrainingThroughHostViewsMatchesHostMemory) {
     EXPECT_GT(device->uploads, 0) << name;
     EXPECT_EQ(model->params_to_host(), plain) << name << " rank " << world.rank();
   }
+}
+
+// train and eval ask node_device_rank: on a GPU config the ranks of a node (all ranks of
+// this job) take their GPUs in turn; on a CPU config every rank says 0 without asking.
+TEST(DeviceChoice, EachRankOfANodeTakesItsOwnGpu) {
+  Comm world(MPI_COMM_WORLD);
+  Watchdog watchdog(60, world.rank());
+  RunConfig gpu;
+  gpu.backend = "cuda";
+  const int r = node_device_rank(gpu, world, watchdog);
+  EXPECT_EQ(r, world.rank());
+  std::set<std::string> taken;
+  for (const auto& d : world.allgather(std::to_string(choose_device(r, world.size()))))
+    taken.insert(d);
+  EXPECT_EQ(static_cast<int>(taken.size()), world.size());  // one GPU each when there are enough
+  EXPECT_EQ(choose_device(r, 2), world.rank() % 2);          // in turn when there are fewer
+  EXPECT_EQ(node_device_rank(RunConfig{}, world, watchdog), 0);
 }
 
 TEST(GradientReducer, BucketsAreLayerAligned) {

@@ -110,6 +110,15 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
   return build_model(cfg, batch, [&] { return make_kernel_factory(backend, local_rank); });
 }
 
+std::string backend_unavailable(const std::string& backend) {
+  try {
+    make_kernel_factory(backend);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
                                    const std::function<std::unique_ptr<KernelFactory>()>& kernels) {
   std::vector<std::unique_ptr<Layer>> layers;

@@ -125,10 +125,10 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
     const std::string device = r.get_string("device", "", {"cpu", "gpu"});
     c.run.backend = r.get_string("backend", device == "gpu" ? "cuda" : c.run.backend,
                                  {"onednn", "reference", "cuda"});
-    c.run.device = c.run.backend == "cuda" ? "gpu" : "cpu";
-    if (!device.empty() && device != c.run.device)
+    const std::string runs_on = c.run.on_gpu() ? "gpu" : "cpu";
+    if (!device.empty() && device != runs_on)
       throw Error(where + ": run.device = \"" + device + "\" but run.backend = \"" + c.run.backend +
-                  "\" runs on the " + c.run.device + " (set one of them)");
+                  "\" runs on the " + runs_on + " (set one of them)");
     // Every wait for another rank is bounded by it: 0 would mean no bound at all.
     c.run.watchdog_s = r.get_double_above("watchdog_s", 600.0, 0.0, kInf);
     r.finish();

@@ -5,11 +5,11 @@
 // every grid line before queueing anything.
 #include <cstdio>
 
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
-#include "hpdl/builder/builder.hpp"
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/data_splits.hpp"
 
@@ -19,12 +19,14 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
   try {
     h5_quiet();
     const Config cfg = load_config(config, sets);
-    const auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
+    // Shapes on the reference backend, which runs everywhere: a GPU config is checked on a
+    // login node without a GPU; whether its backend runs here is reported on its own line.
+    const auto model = build_model(cfg.model, cfg.train.batch, "reference");
     const DataSplits splits = open_splits(cfg);
     std::string data;
-    for (const auto& [name, split] : {std::pair{"train", splits.train.get()},
-                                      std::pair{"validation", splits.validation.get()},
-                                      std::pair{"test", splits.test.get()}}) {
+    for (const auto& [name, split] :
+         {std::pair{"train", splits.train.get()}, std::pair{"validation", splits.validation.get()},
+          std::pair{"test", splits.test.get()}}) {
       if (!split) continue;
       const std::string bad = split->validate(0, split->size(), cfg.model.classes);
       if (!bad.empty()) throw Error(bad);
@@ -34,6 +36,10 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
     std::printf("ok: %s: %lld parameters, %s%s\n", config.c_str(),
                 static_cast<long long>(model->num_params()), cfg.distributed.mode.c_str(),
                 data.c_str());
+    const std::string why_not = backend_unavailable(cfg.run.backend);
+    std::printf(
+        "backend %s: %s\n", cfg.run.backend.c_str(),
+        why_not.empty() ? "runs here" : ("not available on this machine: " + why_not).c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hpdl: error: %s\n", e.what());

@@ -13,6 +13,7 @@
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/data/sampler.hpp"
 #include "hpdl/run/commands.hpp"
+#include "hpdl/run/device_choice.hpp"
 #include "hpdl/run/mpi_command.hpp"
 #include "hpdl/train/checkpoint.hpp"
 #include "hpdl/train/passes.hpp"
@@ -72,7 +73,13 @@ int eval(const EvalArgs& args, Comm& comm) {
     block_range(data->size(), comm.rank(), comm.size(), &b, &e);
     const std::string bad = data->validate(b, e, cfg.model.classes);
     if (!bad.empty()) throw Error(bad);
-    model = build_model(cfg.model, args.batch > 0 ? args.batch : cfg.train.batch, cfg.run.backend);
+  });
+  // Every rank read the same saved config: a GPU config puts each rank of a node on its own GPU.
+  const int local_rank = node_device_rank(saved.cfg.run, comm, watchdog);
+  on_all_ranks(comm, watchdog, [&] {
+    const Config& cfg = saved.cfg;
+    model = build_model(cfg.model, args.batch > 0 ? args.batch : cfg.train.batch, cfg.run.backend,
+                        local_rank);
     if (static_cast<int64_t>(saved.params.size()) != model->num_params())
       throw Error(args.model + " holds " + std::to_string(saved.params.size()) +
                   " parameters but its config's model has " + std::to_string(model->num_params()));

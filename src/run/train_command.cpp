@@ -17,6 +17,7 @@
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/data_splits.hpp"
+#include "hpdl/run/device_choice.hpp"
 #include "hpdl/run/manifest.hpp"
 #include "hpdl/run/mpi_command.hpp"
 #include "hpdl/run/progress.hpp"
@@ -169,13 +170,7 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
       if (!bad.empty()) throw Error(bad);
     }
   });
-  // One GPU per rank, by node-local rank: a blocking collective (no MPI_Test to poll), so
-  // the watchdog's thread bounds it; asked only where it matters.
-  int local_rank = 0;
-  if (cfg.run.device == "gpu") {
-    WatchdogScope guard(watchdog, "node-local rank (GPU choice)", 0);
-    local_rank = comm.node_rank();
-  }
+  const int local_rank = node_device_rank(cfg.run, comm, watchdog);
   on_all_ranks(comm, watchdog, [&] {
     s.model = build_model(cfg.model, s.local_batch, cfg.run.backend, local_rank);
     s.model->init_params(cfg.train.seed);

@@ -16,5 +16,7 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
 // The same with the backend made by `kernels` (tests: a backend on a test device).
 std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
                                    const std::function<std::unique_ptr<KernelFactory>()>& kernels);
+// "" when `backend` starts on this machine, else why not (no CUDA device, built without CUDA).
+std::string backend_unavailable(const std::string& backend);
 
 }  // namespace hpdl

@@ -11,9 +11,11 @@ struct RunConfig {
   std::string name;                    // output directory name; "" = config file stem
   std::string output_dir = "outputs";  // parent of run directories
   bool overwrite = false;              // replace a completed run of the same name
-  std::string backend = "onednn";      // "onednn" | "reference" | "cuda"
-  std::string device = "cpu";          // "cpu" | "gpu" (cuda; run.device = "gpu" selects it)
-  double watchdog_s = 600;             // bound on any wait for other ranks; 0 = off
+  // The one device choice: "onednn" | "reference" (CPU) | "cuda" (GPU). The config key
+  // run.device = "gpu" | "cpu" is a shorthand that sets it.
+  std::string backend = "onednn";
+  double watchdog_s = 600;  // bound on any wait for other ranks; 0 = off
+  bool on_gpu() const { return backend == "cuda"; }
 };
 
 struct DataConfig {
@@ -37,10 +39,10 @@ struct OptimizerConfig {
   // Learning-rate schedule (optim/lr_schedule.hpp): "constant" | "step" | "exponential" |
   // "cosine", with a linear warm-up over the first warmup_steps updates.
   std::string schedule = "constant";
-  int64_t decay_epochs = 10;   // step: decay every this many epochs
-  double decay_factor = 0.1;   // step, exponential: multiply by this per decay
-  double min_lr = 0.0;         // cosine: the floor
-  int64_t warmup_steps = 0;    // 0 = no warm-up
+  int64_t decay_epochs = 10;  // step: decay every this many epochs
+  double decay_factor = 0.1;  // step, exponential: multiply by this per decay
+  double min_lr = 0.0;        // cosine: the floor
+  int64_t warmup_steps = 0;   // 0 = no warm-up
 };
 
 struct TrainConfig {

@@ -16,6 +16,10 @@
 
 namespace hpdl {
 
+// The GPU a rank runs on: the ranks of a node take its devices in turn by their index
+// among the node's ranks (node_rank modulo node_devices; node_devices > 0).
+inline int choose_device(int node_rank, int node_devices) { return node_rank % node_devices; }
+
 // A point in the device's stream. Created once (set-up), recorded again every step.
 class DeviceEvent {
  public:

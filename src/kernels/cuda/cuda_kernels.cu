@@ -511,8 +511,7 @@ std::unique_ptr<KernelFactory> make_cuda_kernels(int local_rank) {
   std::string why;
   const int count = cuda::device_count(&why);
   if (count == 0) throw Error("run.backend = \"cuda\": no CUDA device (" + why + ")");
-  // One GPU per rank: the ranks of a node take its GPUs in turn by node-local rank.
-  return std::make_unique<cuda::CudaKernels>(local_rank % count);
+  return std::make_unique<cuda::CudaKernels>(choose_device(local_rank, count));
 }
 
 }  // namespace hpdl
