@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
 
   hpdl::EvalArgs eval;
   CLI::App* eval_cmd = app.add_subcommand(
-      "eval", "Evaluate a saved model or checkpoint on HDF5 data (run under mpirun/srun, or alone)");
+      "eval",
+      "Evaluate a saved model or checkpoint on HDF5 data (run under mpirun/srun, or alone)");
   eval_cmd->add_option("model", eval.model, "model.h5 or checkpoint.h5 of a run")->required();
   eval_cmd->add_option("data", eval.data, "HDF5 file with x and y (hpdl's schema)")->required();
   eval_cmd->add_option("--group", eval.group, "Group holding x and y (default /)");
@@ -78,26 +79,35 @@ int main(int argc, char** argv) {
       "calibrate",
       "Measure the network of an allocation (point to point per host pair, allreduce per "
       "algorithm, RMA, reduction) and flag slow hosts (run under mpirun/srun)");
-  calib_cmd->add_option("--out", calib.out, "Where to write the measurements (default network.json)");
+  calib_cmd->add_option("--out", calib.out,
+                        "Where to write the measurements (default network.json)");
   calib_cmd->add_option("--max-bytes", calib.options.max_bytes, "Largest message (default 64 MiB)")
       ->check(CLI::Range(int64_t{8}, int64_t{1} << 30));
-  calib_cmd->add_option("--budget-s", calib.options.budget_s,
-                        "Skip a size that would take longer than this (default 1 s)")
+  calib_cmd
+      ->add_option("--budget-s", calib.options.budget_s,
+                   "Skip a size that would take longer than this (default 1 s)")
       ->check(CLI::Range(0.001, 600.0));
-  calib_cmd->add_option("--watchdog-s", calib.watchdog_s, "Bound on any wait for another rank (default 120 s)")
+  calib_cmd
+      ->add_option("--watchdog-s", calib.watchdog_s,
+                   "Bound on any wait for another rank (default 120 s)")
       ->check(CLI::Range(1.0, 86400.0));
   calib_cmd->add_flag("--strict", calib.strict, "Exit 3 when a slow pair or host is flagged");
 
   hpdl::PredictArgs pred;
   CLI::App* pred_cmd = app.add_subcommand(
-      "predict", "Predict step time and scaling at other rank counts from a profiled run and network.json");
-  pred_cmd->add_option("run_dir", pred.run_dir, "A run directory of a profiled sync run")->required();
+      "predict",
+      "Predict step time and scaling at other rank counts from a profiled run and network.json");
+  pred_cmd->add_option("run_dir", pred.run_dir, "A run directory of a profiled sync run")
+      ->required();
   pred_cmd->add_option("--network", pred.network, "network.json from hpdl calibrate")->required();
-  pred_cmd->add_option("--ranks", pred.ranks, "Rank counts, e.g. 1,2,4,8 (default 1..1024)")->delimiter(',');
+  pred_cmd->add_option("--ranks", pred.ranks, "Rank counts, e.g. 1,2,4,8 (default 1..1024)")
+      ->delimiter(',');
   pred_cmd->add_option("--ranks-per-host", pred.ranks_per_host, "Ranks sharing a host (default 1)")
       ->check(CLI::PositiveNumber);
-  pred_cmd->add_option("--cores-per-host", pred.cores_per_host,
-                       "Cores of a host; ranks x threads beyond it share cores (default: the calibrated CPU per host when under a core per rank, else none shared)")
+  pred_cmd
+      ->add_option("--cores-per-host", pred.cores_per_host,
+                   "Cores of a host; ranks x threads beyond it share cores (default: the "
+                   "calibrated CPU per host when under a core per rank, else none shared)")
       ->check(CLI::NonNegativeNumber);
   pred_cmd->add_option("--out", pred.out, "Output directory (default RUN_DIR/predict)");
 

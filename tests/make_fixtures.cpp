@@ -1,6 +1,7 @@
 // Writes the small HDF5 files and configs the command-line tests train on or reject:
 // a good tiny dataset, and one file per kind of bad data (labels out of range, NaN,
-// wrong sample shape, missing dataset, overlapping classes, fewer samples than ranks, one huge finite value).
+// wrong sample shape, missing dataset, overlapping classes, fewer samples than ranks, one huge
+// finite value).
 #include <sys/stat.h>
 
 #include <cmath>

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "hpdl/comm/comm.hpp"
 #include "hpdl/core/rng.hpp"
 #include "hpdl/data/h5_util.hpp"
-#include "hpdl/comm/comm.hpp"
 
 namespace hpdl {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "hpdl/kernels/kernels.hpp"
-#include "random_values.hpp"
 #include "hpdl/kernels/vector_ops.hpp"
+#include "random_values.hpp"
 
 namespace hpdl {
 namespace {

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "hpdl/builder/builder.hpp"
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/error.hpp"
-#include "hpdl/builder/builder.hpp"
 #include "hpdl/run/same_job.hpp"
 
 using namespace hpdl;

@@ -182,7 +182,8 @@ TEST(ConvertUciHar, RealSubsetWhenPresent) {
   if (!fs::exists(archive)) {
     // CI always has ../shared: there a missing archive is a failure, not a skip.
     const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true") FAIL() << "CI=true but no UCI HAR subset at " << archive;
+    if (ci != nullptr && std::string(ci) == "true")
+      FAIL() << "CI=true but no UCI HAR subset at " << archive;
     GTEST_SKIP() << "no real UCI HAR subset at " << archive;
   }
   const TempDir tmp("har_real");

@@ -244,7 +244,8 @@ TEST_P(LayerTest, BatchNormRunningStatisticsServeInference) {
   bn.setup(in);
   std::vector<float> params = {1, 1, 0, 0, 0, 0, 1, 1}, grads(8, 0.0f);  // scale shift mean var
   std::vector<std::span<float>> p, g;
-  for (int k = 0; k < 4; ++k) p.emplace_back(params.data() + 2 * k, 2), g.emplace_back(grads.data() + 2 * k, 2);
+  for (int k = 0; k < 4; ++k)
+    p.emplace_back(params.data() + 2 * k, 2), g.emplace_back(grads.data() + 2 * k, 2);
   auto kernels = make_kernel_factory(GetParam());
   bn.bind(p, g, *kernels);
   const auto x = random_vec(in.numel(), 9);

@@ -13,14 +13,14 @@
 #include <set>
 #include <sstream>
 
+#include "hpdl/builder/builder.hpp"
+#include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/watchdog.hpp"
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/rng.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/data/sampler.hpp"
-#include "hpdl/comm/comm.hpp"
-#include "hpdl/comm/watchdog.hpp"
-#include "hpdl/builder/builder.hpp"
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/device_choice.hpp"
@@ -213,8 +213,8 @@ TEST(StagedDevice, TrainingThroughHostViewsMatchesHostMemory) {
   for (const auto& [name, text, shape] :
        {std::tuple{std::string("conv"), kConfig, std::vector<hsize_t>{1, 8, 8}},
         std::tuple{std::string("har"), kHarConfig, std::vector<hsize_t>{6, 3}}}) {
-    const Config cfg =
-        load_config(prepare(world, name, text, shape), {"train.batch=10", "run.backend=\"reference\""});
+    const Config cfg = load_config(prepare(world, name, text, shape),
+                                   {"train.batch=10", "run.backend=\"reference\""});
     const std::vector<float> plain = train(cfg, world);
     H5Split data(cfg.data.train_file, "/");
     const int64_t local =
@@ -247,7 +247,7 @@ TEST(DeviceChoice, EachRankOfANodeTakesItsOwnGpu) {
   for (const auto& d : world.allgather(std::to_string(choose_device(r, world.size()))))
     taken.insert(d);
   EXPECT_EQ(static_cast<int>(taken.size()), world.size());  // one GPU each when there are enough
-  EXPECT_EQ(choose_device(r, 2), world.rank() % 2);          // in turn when there are fewer
+  EXPECT_EQ(choose_device(r, 2), world.rank() % 2);         // in turn when there are fewer
   EXPECT_EQ(node_device_rank(RunConfig{}, world, watchdog), 0);
 }
 
@@ -256,10 +256,19 @@ TEST(GradientReducer, BucketsAreLayerAligned) {
   const Config cfg = load_config(prepare(world), {});
   auto model = build_model(cfg.model, 2, "reference");
   Watchdog watchdog(60, world.rank());
-  EXPECT_EQ(GradientReducer(world, model->device(), model->grads(), model->layer_ranges(), 1, watchdog).num_buckets(), 3);  // conv, dense, dense
-  EXPECT_EQ(GradientReducer(world, model->device(), model->grads(), model->layer_ranges(), int64_t{1} << 30, watchdog).num_buckets(), 1);
+  EXPECT_EQ(
+      GradientReducer(world, model->device(), model->grads(), model->layer_ranges(), 1, watchdog)
+          .num_buckets(),
+      3);  // conv, dense, dense
+  EXPECT_EQ(GradientReducer(world, model->device(), model->grads(), model->layer_ranges(),
+                            int64_t{1} << 30, watchdog)
+                .num_buckets(),
+            1);
   // the last dense layer (68 floats) is below 100, so it shares a bucket with the one before
-  EXPECT_EQ(GradientReducer(world, model->device(), model->grads(), model->layer_ranges(), 100, watchdog).num_buckets(), 2);
+  EXPECT_EQ(
+      GradientReducer(world, model->device(), model->grads(), model->layer_ranges(), 100, watchdog)
+          .num_buckets(),
+      2);
 }
 
 // On a device the host cannot read, the reducer records an event per bucket, enqueues just

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "hpdl/core/error.hpp"
 #include "hpdl/comm/watchdog.hpp"
+#include "hpdl/core/error.hpp"
 
 namespace hpdl {
 
@@ -32,15 +32,25 @@ constexpr int64_t kPiece = int64_t{1} << 30;
 template <typename T>
 MPI_Datatype mpi_type();
 template <>
-MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+MPI_Datatype mpi_type<float>() {
+  return MPI_FLOAT;
+}
 template <>
-MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+MPI_Datatype mpi_type<double>() {
+  return MPI_DOUBLE;
+}
 template <>
-MPI_Datatype mpi_type<int64_t>() { return MPI_INT64_T; }
+MPI_Datatype mpi_type<int64_t>() {
+  return MPI_INT64_T;
+}
 template <>
-MPI_Datatype mpi_type<int>() { return MPI_INT; }
+MPI_Datatype mpi_type<int>() {
+  return MPI_INT;
+}
 template <>
-MPI_Datatype mpi_type<char>() { return MPI_CHAR; }
+MPI_Datatype mpi_type<char>() {
+  return MPI_CHAR;
+}
 
 int piece(int64_t n, int64_t off) { return static_cast<int>(std::min(kPiece, n - off)); }
 }  // namespace
@@ -92,8 +102,8 @@ void Comm::release(MPI_Request& request) {
 
 void Comm::start_allreduce_sum(float* data, int64_t n, MPI_Request* request) const {
   HPDL_REQUIRE(n <= INT_MAX, "one non-blocking allreduce of more than 2^31 floats");
-  HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM,
-                                comm_, request));
+  HPDL_CHECK_MPI(
+      MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, comm_, request));
 }
 
 void Comm::start_allreduce_or(const int* send, int* recv, MPI_Request* request) const {
@@ -104,13 +114,15 @@ template <typename T>
 static void allreduce_pieces(const Comm& c, T* data, int64_t n, MPI_Op op) {
   for (int64_t off = 0; off < n; off += kPiece) {
     MPI_Request r;
-    HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, data + off, piece(n, off), mpi_type<T>(), op,
-                                  c.raw(), &r));
+    HPDL_CHECK_MPI(
+        MPI_Iallreduce(MPI_IN_PLACE, data + off, piece(n, off), mpi_type<T>(), op, c.raw(), &r));
     c.wait_all(1, &r);
   }
 }
 
-void Comm::allreduce_sum(float* data, int64_t n) const { allreduce_pieces(*this, data, n, MPI_SUM); }
+void Comm::allreduce_sum(float* data, int64_t n) const {
+  allreduce_pieces(*this, data, n, MPI_SUM);
+}
 void Comm::allreduce_sum(double* data, int64_t n) const {
   allreduce_pieces(*this, data, n, MPI_SUM);
 }
@@ -205,7 +217,9 @@ void Comm::recv_values(T* data, int64_t n, int source, int tag) const {
   }
 }
 
-void Comm::send(const float* d, int64_t n, int dest, int tag) const { send_values(d, n, dest, tag); }
+void Comm::send(const float* d, int64_t n, int dest, int tag) const {
+  send_values(d, n, dest, tag);
+}
 void Comm::send(const int64_t* d, int64_t n, int dest, int tag) const {
   send_values(d, n, dest, tag);
 }

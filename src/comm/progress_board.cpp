@@ -8,14 +8,13 @@
 #include <thread>
 #include <vector>
 
-#include "hpdl/core/error.hpp"
 #include "hpdl/comm/comm.hpp"
+#include "hpdl/core/error.hpp"
 
 namespace hpdl {
 namespace {
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::string op_text(const ProgressBoard::Record& r) {
@@ -30,8 +29,7 @@ std::string seconds(double s) {
 
 std::string where(const ProgressBoard::Record& r) {
   if (r.op[0] == '\0') return "it has not reached its first wait";
-  if (r.waiting)
-    return "it waits in " + op_text(r) + " at step " + std::to_string(r.step);
+  if (r.waiting) return "it waits in " + op_text(r) + " at step " + std::to_string(r.step);
   return "last finished: " + op_text(r) + " at step " + std::to_string(r.step);
 }
 }  // namespace
@@ -40,8 +38,7 @@ ProgressBoard::ProgressBoard(MPI_Comm comm) : comm_(comm) {
   HPDL_CHECK_MPI(MPI_Comm_rank(comm_, &rank_));
   HPDL_CHECK_MPI(MPI_Comm_size(comm_, &size_));
   void* base = nullptr;
-  HPDL_CHECK_MPI(
-      MPI_Win_allocate(sizeof(Record), 1, MPI_INFO_NULL, comm_, &base, &win_));
+  HPDL_CHECK_MPI(MPI_Win_allocate(sizeof(Record), 1, MPI_INFO_NULL, comm_, &base, &win_));
   HPDL_CHECK_MPI(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN));
   mine_ = new (base) Record{};
   HPDL_CHECK_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
@@ -107,8 +104,7 @@ std::vector<bool> ProgressBoard::read_all(std::vector<Record>& out, double bound
   return answered;
 }
 
-ProgressBoard::Verdict ProgressBoard::name_late(const char* op, int64_t step,
-                                                double read_bound_s) {
+ProgressBoard::Verdict ProgressBoard::name_late(const char* op, int64_t step, double read_bound_s) {
   if (win_ == MPI_WIN_NULL || size_ < 2) return {};
   std::vector<Record> first, second;
   const std::vector<bool> ok1 = read_all(first, read_bound_s);
@@ -129,8 +125,8 @@ ProgressBoard::Verdict ProgressBoard::name_late(const char* op, int64_t step,
       culprits.push_back(who + " does not answer (its record could not be read within " +
                          seconds(read_bound_s) + " s: stopped, hung, or busy outside MPI)");
     } else if (first[r].heartbeat == second[r].heartbeat) {
-      culprits.push_back(who + " is stopped or hung (no heartbeat for " + seconds(gap_s) +
-                         " s; " + where(second[r]) + ")");
+      culprits.push_back(who + " is stopped or hung (no heartbeat for " + seconds(gap_s) + " s; " +
+                         where(second[r]) + ")");
     } else if (!second[r].waiting) {
       culprits.push_back(who + " is running but has not arrived (" + where(second[r]) + ")");
     } else {

@@ -79,8 +79,8 @@ void Watchdog::expire(double waited, const std::string& late) const {
   std::fprintf(stderr,
                "hpdl: error: rank %d waited %.0f s in %s at step %lld (limit run.watchdog_s = "
                "%.0f s): %s\n",
-               rank_, waited, op_.load(), static_cast<long long>(step_.load()),
-               limit_s_.load(), late.empty() ? "another rank is late or gone" : late.c_str());
+               rank_, waited, op_.load(), static_cast<long long>(step_.load()), limit_s_.load(),
+               late.empty() ? "another rank is late or gone" : late.c_str());
   std::fflush(stderr);
   std::_Exit(3);
 }

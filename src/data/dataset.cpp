@@ -221,7 +221,7 @@ std::string H5Split::validate(int64_t begin, int64_t end, int64_t classes) {
     read_range(b, e, x.data(), y.data());
     for (int64_t r = 0; r < e - b; ++r) {
       if (y[r] < 0 || y[r] >= classes) {
- return where_ + "y[" + std::to_string(file_row(b + r)) + "] = " + std::to_string(y[r]) +
+        return where_ + "y[" + std::to_string(file_row(b + r)) + "] = " + std::to_string(y[r]) +
                " is outside the class range 0.." + std::to_string(classes - 1);
       }
       const float* xr = x.data() + r * per_sample_;

@@ -78,8 +78,8 @@ class CpuVectorOps final : public VectorOps {
 #pragma omp parallel for simd if (parallel : n > kParallelFrom)
     for (int64_t i = 0; i < n; ++i) ms[i] = math::mean_square(decay, g[i], ms[i]);
   }
-  void dcasgd(int64_t n, const DcAsgdStep& s, const float* g_, const float* bak_,
-              const float* ms_, float* w_) override {
+  void dcasgd(int64_t n, const DcAsgdStep& s, const float* g_, const float* bak_, const float* ms_,
+              float* w_) override {
     const float* __restrict g = g_;
     const float* __restrict bak = bak_;
     const float* __restrict ms = ms_;

@@ -40,8 +40,7 @@ class RefVectorOps final : public VectorOps {
     }
     for (int64_t i = 0; i < n; ++i) math::sgd_momentum(lr, mu, g[i], v[i], w[i]);
   }
-  void adam(int64_t n, const AdamStep& s, const float* g, float* m, float* v,
-            float* w) override {
+  void adam(int64_t n, const AdamStep& s, const float* g, float* m, float* v, float* w) override {
     for (int64_t i = 0; i < n; ++i) math::adam(s, g[i], m[i], v[i], w[i]);
   }
   void mean_square(int64_t n, float decay, const float* g, float* ms) override {

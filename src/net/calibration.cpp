@@ -11,24 +11,32 @@ namespace {
 
 std::string human_bytes(double b) {
   char buf[32];
-  if (b >= 1 << 20) std::snprintf(buf, sizeof buf, "%.0f MiB", b / (1 << 20));
-  else if (b >= 1 << 10) std::snprintf(buf, sizeof buf, "%.0f KiB", b / (1 << 10));
-  else std::snprintf(buf, sizeof buf, "%.0f B", b);
+  if (b >= 1 << 20)
+    std::snprintf(buf, sizeof buf, "%.0f MiB", b / (1 << 20));
+  else if (b >= 1 << 10)
+    std::snprintf(buf, sizeof buf, "%.0f KiB", b / (1 << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%.0f B", b);
   return buf;
 }
 
 std::string human_rate(double bps) {
   char buf[32];
-  if (bps >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GB/s", bps / 1e9);
-  else std::snprintf(buf, sizeof buf, "%.1f MB/s", bps / 1e6);
+  if (bps >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f GB/s", bps / 1e9);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f MB/s", bps / 1e6);
   return buf;
 }
 
 std::string human_time(double s) {
   char buf[32];
-  if (s >= 1) std::snprintf(buf, sizeof buf, "%.2f s", s);
-  else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
+  if (s >= 1)
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+  else if (s >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
   return buf;
 }
 
@@ -40,7 +48,8 @@ double median(std::vector<double> v) {
 
 nlohmann::json samples_json(const std::vector<Sample>& s) {
   nlohmann::json out = nlohmann::json::array();
-  for (const Sample& x : s) out.push_back({{"bytes", x.bytes}, {"seconds", x.seconds}, {"reps", x.reps}});
+  for (const Sample& x : s)
+    out.push_back({{"bytes", x.bytes}, {"seconds", x.seconds}, {"reps", x.reps}});
   return out;
 }
 
@@ -91,15 +100,17 @@ void flag_slow(Calibration& c) {
       if (p.same_host != same || p.fit.bandwidth_Bps <= 0) continue;
       // Latency: three times the median and half a millisecond more (a loaded machine alone
       // can triple a 10 us round trip).
-      const bool slow_bw = p.fit.bandwidth_Bps < 0.5 * mb,
-                 slow_lat = p.fit.latency_s > 3 * ml && p.fit.latency_s > ml + 5e-4;
+      const bool slow_bw = p.fit.bandwidth_Bps<0.5 * mb, slow_lat = p.fit.latency_s> 3 * ml &&
+                           p.fit.latency_s > ml + 5e-4;
       if (!slow_bw && !slow_lat) continue;
       p.slow = true;
       char line[256];
-      std::snprintf(line, sizeof line, "slow pair %s (rank %d) - %s (rank %d): %s, %s latency (median of %zu pairs: %s, %s)",
-                    c.hosts.host_of_rank[p.a].c_str(), p.a, c.hosts.host_of_rank[p.b].c_str(), p.b,
-                    human_rate(p.fit.bandwidth_Bps).c_str(), human_time(p.fit.latency_s).c_str(),
-                    bw.size(), human_rate(mb).c_str(), human_time(ml).c_str());
+      std::snprintf(
+          line, sizeof line,
+          "slow pair %s (rank %d) - %s (rank %d): %s, %s latency (median of %zu pairs: %s, %s)",
+          c.hosts.host_of_rank[p.a].c_str(), p.a, c.hosts.host_of_rank[p.b].c_str(), p.b,
+          human_rate(p.fit.bandwidth_Bps).c_str(), human_time(p.fit.latency_s).c_str(), bw.size(),
+          human_rate(mb).c_str(), human_time(ml).c_str());
       c.flags.push_back(line);
     }
   }
@@ -108,9 +119,12 @@ void flag_slow(Calibration& c) {
     int links = 0, slow = 0;
     for (const auto& p : c.pairs) {
       if (p.same_host) continue;
-      if (c.hosts.host_index(p.a) == int(h) || c.hosts.host_index(p.b) == int(h)) ++links, slow += p.slow;
+      if (c.hosts.host_index(p.a) == int(h) || c.hosts.host_index(p.b) == int(h))
+        ++links, slow += p.slow;
     }
-    if (links >= 2 && slow == links) c.flags.push_back("slow host " + c.hosts.hosts[h] + ": all " + std::to_string(links) + " of its links are slow");
+    if (links >= 2 && slow == links)
+      c.flags.push_back("slow host " + c.hosts.hosts[h] + ": all " + std::to_string(links) +
+                        " of its links are slow");
   }
 }
 
@@ -138,12 +152,17 @@ nlohmann::json Calibration::to_json() const {
   j["allreduce_algorithms_forced"] = algorithms_forced;
   j["allreduce"] = nlohmann::json::array();
   for (const auto& a : allreduce)
-    j["allreduce"].push_back({{"algorithm", a.name}, {"coll_tuned_id", a.algorithm}, {"ranks", a.ranks},
+    j["allreduce"].push_back({{"algorithm", a.name},
+                              {"coll_tuned_id", a.algorithm},
+                              {"ranks", a.ranks},
                               {"samples", samples_json(a.samples)}});
   j["rma"] = nlohmann::json::array();
   for (const auto& r : rma)
-    j["rma"].push_back({{"op", r.op}, {"origin", r.origin}, {"target", r.target},
-                        {"latency_s", r.fit.latency_s}, {"bandwidth_Bps", r.fit.bandwidth_Bps},
+    j["rma"].push_back({{"op", r.op},
+                        {"origin", r.origin},
+                        {"target", r.target},
+                        {"latency_s", r.fit.latency_s},
+                        {"bandwidth_Bps", r.fit.bandwidth_Bps},
                         {"samples", samples_json(r.samples)}});
   j["reduce_Bps_per_core"] = reduce_Bps;
   j["cpu_share_per_rank"] = cpu_share;
@@ -181,17 +200,22 @@ std::string Calibration::table() const {
     for (const auto& s : a.samples)
       if (std::find(cols.begin(), cols.end(), s.bytes) == cols.end()) cols.push_back(s.bytes);
   std::sort(cols.begin(), cols.end());
-  out += "\nallreduce, slowest rank" + std::string(algorithms_forced ? "" : " (algorithms not selectable: default only)") + "\n";
+  out += "\nallreduce, slowest rank" +
+         std::string(algorithms_forced ? "" : " (algorithms not selectable: default only)") + "\n";
   std::snprintf(line, sizeof line, "%-26s", "algorithm (ranks)");
   out += line;
-  for (int64_t b : cols) std::snprintf(line, sizeof line, " %9s", human_bytes(double(b)).c_str()), out += line;
+  for (int64_t b : cols)
+    std::snprintf(line, sizeof line, " %9s", human_bytes(double(b)).c_str()), out += line;
   out += "\n";
   for (const auto& a : allreduce) {
-    std::snprintf(line, sizeof line, "%-26s", (a.name + " (" + std::to_string(a.ranks) + ")").c_str());
+    std::snprintf(line, sizeof line, "%-26s",
+                  (a.name + " (" + std::to_string(a.ranks) + ")").c_str());
     out += line;
     for (int64_t b : cols) {
-      const auto it = std::find_if(a.samples.begin(), a.samples.end(), [&](const Sample& s) { return s.bytes == b; });
-      std::snprintf(line, sizeof line, " %9s", it == a.samples.end() ? "-" : human_time(it->seconds).c_str());
+      const auto it = std::find_if(a.samples.begin(), a.samples.end(),
+                                   [&](const Sample& s) { return s.bytes == b; });
+      std::snprintf(line, sizeof line, " %9s",
+                    it == a.samples.end() ? "-" : human_time(it->seconds).c_str());
       out += line;
     }
     out += "\n";
@@ -199,9 +223,10 @@ std::string Calibration::table() const {
   if (!rma.empty()) {
     out += "\nRMA (lock, op, unlock)                   latency   bandwidth\n";
     for (const auto& r : rma) {
-      const std::string who = r.op + " " + std::to_string(r.origin) + " -> " + std::to_string(r.target);
-      std::snprintf(line, sizeof line, "%-40s %9s %11s\n", who.c_str(), human_time(r.fit.latency_s).c_str(),
-                    human_rate(r.fit.bandwidth_Bps).c_str());
+      const std::string who =
+          r.op + " " + std::to_string(r.origin) + " -> " + std::to_string(r.target);
+      std::snprintf(line, sizeof line, "%-40s %9s %11s\n", who.c_str(),
+                    human_time(r.fit.latency_s).c_str(), human_rate(r.fit.bandwidth_Bps).c_str());
       out += line;
     }
   }

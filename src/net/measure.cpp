@@ -5,7 +5,6 @@
 // group decides the repetitions of the next size from the last one's time (about
 // target_s in all) and stops before a size that would exceed budget_s.
 #include <mpi.h>
-
 #include <time.h>
 
 #include <algorithm>
@@ -75,8 +74,8 @@ bool write_int_cvar(int index, int value) {
 
 // OpenMPI 4's coll_tuned allreduce algorithms (coll_tuned_allreduce_algorithm).
 const std::vector<std::pair<int, std::string>> kAllreduceAlgorithms = {
-    {0, "default"},       {1, "basic_linear"},   {2, "nonoverlapping"}, {3, "recursive_doubling"},
-    {4, "ring"},          {5, "segmented_ring"}, {6, "rabenseifner"}};
+    {0, "default"}, {1, "basic_linear"},   {2, "nonoverlapping"}, {3, "recursive_doubling"},
+    {4, "ring"},    {5, "segmented_ring"}, {6, "rabenseifner"}};
 
 PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o) {
   int me = 0;
@@ -90,8 +89,10 @@ PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o) {
   for (int64_t bytes : sizes_up_to(8, o.max_bytes)) {
     // a decides the repetitions and tells b (0 = stop).
     int64_t reps = me == a ? plan_reps(bytes, prev, o) : 0;
-    if (me == a) HPDL_CHECK_MPI(MPI_Send(&reps, 1, MPI_INT64_T, b, 1, comm));
-    else HPDL_CHECK_MPI(MPI_Recv(&reps, 1, MPI_INT64_T, a, 1, comm, MPI_STATUS_IGNORE));
+    if (me == a)
+      HPDL_CHECK_MPI(MPI_Send(&reps, 1, MPI_INT64_T, b, 1, comm));
+    else
+      HPDL_CHECK_MPI(MPI_Recv(&reps, 1, MPI_INT64_T, a, 1, comm, MPI_STATUS_IGNORE));
     if (reps == 0) break;
     const int n = static_cast<int>(bytes);
     double t0 = 0;
@@ -164,7 +165,8 @@ RmaCurve rma_sweep(MPI_Comm comm, MPI_Win win, float* origin_buf, int origin, in
       if (k == 0) t0 = MPI_Wtime();
       HPDL_CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
       if (accumulate)
-        HPDL_CHECK_MPI(MPI_Accumulate(origin_buf, n, MPI_FLOAT, target, 0, n, MPI_FLOAT, MPI_SUM, win));
+        HPDL_CHECK_MPI(
+            MPI_Accumulate(origin_buf, n, MPI_FLOAT, target, 0, n, MPI_FLOAT, MPI_SUM, win));
       else
         HPDL_CHECK_MPI(MPI_Get(origin_buf, n, MPI_FLOAT, target, 0, n, MPI_FLOAT, win));
       HPDL_CHECK_MPI(MPI_Win_unlock(target, win));
@@ -198,7 +200,8 @@ void to_rank0(MPI_Comm comm, int from, std::vector<Sample>& samples) {
   if (from == 0 || (me != from && me != 0)) return;
   std::vector<double> flat;
   if (me == from) {
-    for (const Sample& s : samples) flat.insert(flat.end(), {double(s.bytes), s.seconds, double(s.reps)});
+    for (const Sample& s : samples)
+      flat.insert(flat.end(), {double(s.bytes), s.seconds, double(s.reps)});
     int64_t n = static_cast<int64_t>(flat.size());
     HPDL_CHECK_MPI(MPI_Send(&n, 1, MPI_INT64_T, 0, 3, comm));
     HPDL_CHECK_MPI(MPI_Send(flat.data(), static_cast<int>(n), MPI_DOUBLE, 0, 3, comm));
@@ -208,10 +211,12 @@ void to_rank0(MPI_Comm comm, int from, std::vector<Sample>& samples) {
   HPDL_CHECK_MPI(MPI_Recv(&n, 1, MPI_INT64_T, from, 3, comm, MPI_STATUS_IGNORE));
   HPDL_REQUIRE(n >= 0 && n % 3 == 0 && n < 3 * 64, "calibrate: bad sample count from a rank");
   flat.resize(static_cast<size_t>(n));
-  HPDL_CHECK_MPI(MPI_Recv(flat.data(), static_cast<int>(n), MPI_DOUBLE, from, 3, comm, MPI_STATUS_IGNORE));
+  HPDL_CHECK_MPI(
+      MPI_Recv(flat.data(), static_cast<int>(n), MPI_DOUBLE, from, 3, comm, MPI_STATUS_IGNORE));
   samples.clear();
   for (size_t i = 0; i < flat.size(); i += 3)
-    samples.push_back({static_cast<int64_t>(flat[i]), flat[i + 1], static_cast<int64_t>(flat[i + 2])});
+    samples.push_back(
+        {static_cast<int64_t>(flat[i]), flat[i + 1], static_cast<int64_t>(flat[i + 2])});
 }
 
 }  // namespace
@@ -314,7 +319,8 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
     MPI_Reduce_local(in.data(), inout.data(), count, MPI_FLOAT, MPI_SUM);
     const int reps = 5;
     const double t0 = MPI_Wtime();
-    for (int k = 0; k < reps; ++k) MPI_Reduce_local(in.data(), inout.data(), count, MPI_FLOAT, MPI_SUM);
+    for (int k = 0; k < reps; ++k)
+      MPI_Reduce_local(in.data(), inout.data(), count, MPI_FLOAT, MPI_SUM);
     double rate = reps * double(count) * sizeof(float) / (MPI_Wtime() - t0);
     c.reduce_Bps.resize(n);
     WatchdogScope guard(watchdog, "calibrate: reduction gather", 0);

@@ -42,7 +42,9 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::string& path
   if (std::getline(in, line)) head = split(line);
   while (std::getline(in, line)) {
     const auto cells = split(line);
-    if (cells.size() != head.size()) throw Error(path + ": a row has " + std::to_string(cells.size()) + " cells, the header " + std::to_string(head.size()));
+    if (cells.size() != head.size())
+      throw Error(path + ": a row has " + std::to_string(cells.size()) + " cells, the header " +
+                  std::to_string(head.size()));
     std::map<std::string, std::string> row;
     for (size_t i = 0; i < head.size(); ++i) row[head[i]] = cells[i];
     rows.push_back(std::move(row));
@@ -108,13 +110,16 @@ NetworkModel read_network(const std::string& path) {
   }
   if (n.inter_bandwidth_Bps <= 0 && n.intra_bandwidth_Bps <= 0)
     throw Error(path + ": no point-to-point bandwidth (calibrate on at least 2 ranks)");
-  if (n.inter_bandwidth_Bps <= 0) n.inter_latency_s = n.intra_latency_s, n.inter_bandwidth_Bps = n.intra_bandwidth_Bps;
-  if (n.intra_bandwidth_Bps <= 0) n.intra_latency_s = n.inter_latency_s, n.intra_bandwidth_Bps = n.inter_bandwidth_Bps;
+  if (n.inter_bandwidth_Bps <= 0)
+    n.inter_latency_s = n.intra_latency_s, n.inter_bandwidth_Bps = n.intra_bandwidth_Bps;
+  if (n.intra_bandwidth_Bps <= 0)
+    n.intra_latency_s = n.inter_latency_s, n.intra_bandwidth_Bps = n.inter_bandwidth_Bps;
   if (n.reduce_Bps <= 0) throw Error(path + ": no reduction rate (reduce_Bps_per_core)");
   std::map<int64_t, std::vector<double>> get_at, acc_at;  // bytes -> seconds over pairs
   for (const auto& r : j.value("rma", nlohmann::json::array()))
     for (const auto& smp : r.at("samples"))
-      (r.at("op") == "get" ? get_at : acc_at)[smp.at("bytes").get<int64_t>()].push_back(smp.at("seconds"));
+      (r.at("op") == "get" ? get_at : acc_at)[smp.at("bytes").get<int64_t>()].push_back(
+          smp.at("seconds"));
   for (auto& [bytes, secs] : get_at) n.get_samples.push_back({bytes, median(secs)});
   for (auto& [bytes, secs] : acc_at) n.acc_samples.push_back({bytes, median(secs)});
   return n;
@@ -146,8 +151,8 @@ StepProfile read_ps_profile(const std::string& dir, const Config& cfg, const nlo
   }
   if (compute.empty()) throw Error(spath + ": no recorded worker step");
   p.worker_compute_s = median(compute), p.worker_rma_s = median(rma);
-  p.param_bytes = build_model(cfg.model, p.local_batch, "reference")->num_params() *
-                  int64_t(sizeof(float));
+  p.param_bytes =
+      build_model(cfg.model, p.local_batch, "reference")->num_params() * int64_t(sizeof(float));
   return p;
 }
 
@@ -186,9 +191,10 @@ StepProfile read_profile(const std::string& dir) {
   const auto model = build_model(cfg.model, p.local_batch, "reference");
   const std::vector<Range> ranges = model->layer_ranges();
   if (ranges.size() != p.layers.size())
-    throw Error(lpath + ": " + std::to_string(p.layers.size()) + " layers, but the run's model has " +
-                std::to_string(ranges.size()));
-  const BucketLayout b = bucket_layout(ranges, static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)));
+    throw Error(lpath + ": " + std::to_string(p.layers.size()) +
+                " layers, but the run's model has " + std::to_string(ranges.size()));
+  const BucketLayout b = bucket_layout(
+      ranges, static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)));
   for (size_t k = 0; k < b.buckets.size(); ++k) {
     p.bucket_bytes.push_back(b.buckets[k].size * int64_t(sizeof(float)));
     int first = static_cast<int>(ranges.size());
@@ -199,7 +205,8 @@ StepProfile read_profile(const std::string& dir) {
   return p;
 }
 
-AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks, int ranks_per_host) {
+AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks,
+                             int ranks_per_host) {
   AllreduceCost c;
   if (ranks <= 1 || bytes <= 0) return {0, 0, "none"};
   for (const auto& curve : net.measured) {
@@ -232,7 +239,11 @@ AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks, 
   const double b = 1.0 / (one_host ? net.intra_bandwidth_Bps : net.inter_bandwidth_Bps);
   const double g = 1.0 / net.reduce_Bps, S = double(bytes), p = ranks;
   const double lg = std::ceil(std::log2(p)), part = (p - 1) / p;
-  const struct { const char* name; double t; int rounds; } options[] = {
+  const struct {
+    const char* name;
+    double t;
+    int rounds;
+  } options[] = {
       {"recursive doubling", lg * (a + S * b + S * g), static_cast<int>(lg)},
       {"ring", 2 * (p - 1) * a + 2 * part * S * b + part * S * g, 2 * (ranks - 1)},
       {"rabenseifner", 2 * lg * a + 2 * part * S * b + part * S * g, static_cast<int>(2 * lg)}};
@@ -247,8 +258,7 @@ double expected_max_factor(std::vector<double> x, int n) {
   std::sort(x.begin(), x.end());
   const double m = mean(x), k = double(x.size());
   double e = 0;  // E[max of n draws with replacement] over the sorted empirical distribution
-  for (size_t i = 0; i < x.size(); ++i)
-    e += x[i] * (std::pow((i + 1) / k, n) - std::pow(i / k, n));
+  for (size_t i = 0; i < x.size(); ++i) e += x[i] * (std::pow((i + 1) / k, n) - std::pow(i / k, n));
   return m > 0 ? e / m : 1;
 }
 
@@ -264,7 +274,8 @@ double rma_op_s(const std::vector<std::pair<int64_t, double>>& s, const NetworkM
     if (bytes > double(s[i + 1].first)) continue;
     const double x0 = std::log(double(s[i].first)), x1 = std::log(double(s[i + 1].first));
     const double t = (std::log(bytes) - x0) / (x1 - x0);
-    return std::exp(std::log(s[i].second) + t * (std::log(s[i + 1].second) - std::log(s[i].second)));
+    return std::exp(std::log(s[i].second) +
+                    t * (std::log(s[i + 1].second) - std::log(s[i].second)));
   }
   if (s.size() < 2) return s.back().second * bytes / double(s.back().first);
   const auto& [b0, t0] = s[s.size() - 2];
@@ -279,7 +290,8 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
   r.hosts = (ranks + o.ranks_per_host - 1) / o.ranks_per_host;
   r.workers = std::max(ranks - p.servers, 0);
   if (r.workers == 0) {
-    r.bottleneck = "no worker: " + std::to_string(ranks) + " ranks, " + std::to_string(p.servers) + " servers";
+    r.bottleneck =
+        "no worker: " + std::to_string(ranks) + " ranks, " + std::to_string(p.servers) + " servers";
     return r;
   }
   r.compute_s = p.worker_compute_s;
@@ -306,18 +318,23 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
   r.staleness = (W - 1) * (p.n_fetch + 1) / (2.0 * p.n_push);
   char words[256];
   if (r.step_s == serve_s && serve_s > alone)
-    std::snprintf(words, sizeof words, "server: %d workers' pulls and pushes served one at a time by each of %d servers",
+    std::snprintf(words, sizeof words,
+                  "server: %d workers' pulls and pushes served one at a time by each of %d servers",
                   r.workers, p.servers);
   else if (r.step_s == link_s && link_s > alone)
-    std::snprintf(words, sizeof words, "server link: %d workers move %.1f MiB per step through each of %d servers",
-                  r.workers, W * shard * std::max(1.0 / p.n_fetch, 1.0 / p.n_push) / 1048576.0, p.servers);
-  else if (r.step_s == apply_s && apply_s > alone)
-    std::snprintf(words, sizeof words, "server updates: %d workers' accumulates on %d server cores", r.workers,
+    std::snprintf(words, sizeof words,
+                  "server link: %d workers move %.1f MiB per step through each of %d servers",
+                  r.workers, W * shard * std::max(1.0 / p.n_fetch, 1.0 / p.n_push) / 1048576.0,
                   p.servers);
+  else if (r.step_s == apply_s && apply_s > alone)
+    std::snprintf(words, sizeof words, "server updates: %d workers' accumulates on %d server cores",
+                  r.workers, p.servers);
   else if (r.comm_s > 0.5 * r.compute_s)
-    std::snprintf(words, sizeof words, "pulls and pushes (%.0f%% of a worker's step)", 100 * r.comm_s / r.step_s);
+    std::snprintf(words, sizeof words, "pulls and pushes (%.0f%% of a worker's step)",
+                  100 * r.comm_s / r.step_s);
   else
-    std::snprintf(words, sizeof words, "worker compute (%.0f%% of the step)", 100 * r.compute_s / r.step_s);
+    std::snprintf(words, sizeof words, "worker compute (%.0f%% of the step)",
+                  100 * r.compute_s / r.step_s);
   r.bottleneck = words;
   return r;
 }
@@ -333,7 +350,8 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   const double local = double(p.global_batch) / ranks;
   const double scale = local / double(p.local_batch);
   double forward = 0, backward = 0;
-  for (size_t i = 0; i < p.layers.size(); ++i) forward += p.forward_s[i], backward += p.backward_s[i];
+  for (size_t i = 0; i < p.layers.size(); ++i)
+    forward += p.forward_s[i], backward += p.backward_s[i];
   r.compute_s = (p.data_s + forward + p.loss_s + backward) * scale + p.update_s + p.other_s;
   const int on_host = std::min(ranks, o.ranks_per_host);
   if (o.cores_per_host > 0 && on_host * p.threads > o.cores_per_host) {
@@ -366,17 +384,21 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
     const AllreduceCost whole = allreduce_cost(net, bytes, ranks, o.ranks_per_host);
     const double wire = 2.0 * (ranks - 1) / ranks * bytes /
                         (r.hosts > 1 ? net.inter_bandwidth_Bps : net.intra_bandwidth_Bps);
-    std::snprintf(words, sizeof words, "allreduce (%.1f MiB in %zu buckets, %s): %.0f%% of the step, %s-bound",
+    std::snprintf(words, sizeof words,
+                  "allreduce (%.1f MiB in %zu buckets, %s): %.0f%% of the step, %s-bound",
                   bytes / 1048576.0, p.bucket_bytes.size(), whole.how.c_str(),
-                  100 * r.exposed_s / r.step_s, wire > 0.5 * whole.seconds ? "bandwidth" : "latency");
+                  100 * r.exposed_s / r.step_s,
+                  wire > 0.5 * whole.seconds ? "bandwidth" : "latency");
   } else if (r.straggler_factor > 1.15) {
-    std::snprintf(words, sizeof words, "stragglers: the slowest of %d ranks takes %.2fx the mean step", ranks,
+    std::snprintf(words, sizeof words,
+                  "stragglers: the slowest of %d ranks takes %.2fx the mean step", ranks,
                   r.straggler_factor);
   } else if (r.oversubscribed) {
-    std::snprintf(words, sizeof words, "shared cores: %d ranks x %d threads on %.2g cores", on_host, p.threads,
-                  o.cores_per_host);
+    std::snprintf(words, sizeof words, "shared cores: %d ranks x %d threads on %.2g cores", on_host,
+                  p.threads, o.cores_per_host);
   } else {
-    std::snprintf(words, sizeof words, "compute (%.0f%% of the step)", 100 * r.compute_s / r.step_s);
+    std::snprintf(words, sizeof words, "compute (%.0f%% of the step)",
+                  100 * r.compute_s / r.step_s);
   }
   r.bottleneck = words;
   return r;
@@ -390,25 +412,31 @@ std::string prediction_table(const StepProfile& p, const std::vector<Prediction>
                       std::to_string(p.global_batch) + " per worker, n_fetch " +
                       std::to_string(p.n_fetch) + ", n_push " + std::to_string(p.n_push) + ")\n";
     if (p.mode == "dcasgd")
-      out += "note: DC-ASGD takes Downpour's path (the server applies the rule) and is costed "
-             "alike; validated for Downpour only\n";
-    out += " ranks workers  step ms   samples/s   effic.  compute ms  pull+push ms  staleness  bottleneck\n";
+      out +=
+          "note: DC-ASGD takes Downpour's path (the server applies the rule) and is costed "
+          "alike; validated for Downpour only\n";
+    out +=
+        " ranks workers  step ms   samples/s   effic.  compute ms  pull+push ms  staleness  "
+        "bottleneck\n";
     for (const auto& r : rows) {
-      std::snprintf(line, sizeof line, "%6d %7d %8.3f %11.1f %7.1f%% %11.3f %13.3f %10.1f  %s%s\n", r.ranks,
-                    r.workers, r.step_s * 1e3, r.samples_per_s, 100 * r.efficiency, r.compute_s * 1e3,
-                    r.exposed_s * 1e3, r.staleness, r.bottleneck.c_str(),
+      std::snprintf(line, sizeof line, "%6d %7d %8.3f %11.1f %7.1f%% %11.3f %13.3f %10.1f  %s%s\n",
+                    r.ranks, r.workers, r.step_s * 1e3, r.samples_per_s, 100 * r.efficiency,
+                    r.compute_s * 1e3, r.exposed_s * 1e3, r.staleness, r.bottleneck.c_str(),
                     r.oversubscribed ? " (cores shared)" : "");
       out += line;
     }
     return out;
   }
-  std::string out = "predicted from " + p.name + " (" + std::to_string(p.ranks) + " rank(s), batch " +
-                    std::to_string(p.global_batch) + " global, strong scaling)\n";
-  out += " ranks  hosts   step ms   samples/s   effic.  compute ms  comm ms  exposed ms  bottleneck\n";
+  std::string out = "predicted from " + p.name + " (" + std::to_string(p.ranks) +
+                    " rank(s), batch " + std::to_string(p.global_batch) +
+                    " global, strong scaling)\n";
+  out +=
+      " ranks  hosts   step ms   samples/s   effic.  compute ms  comm ms  exposed ms  bottleneck\n";
   for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%6d %6d %9.3f %11.1f %7.1f%% %11.3f %8.3f %11.3f  %s%s\n", r.ranks, r.hosts,
-                  r.step_s * 1e3, r.samples_per_s, 100 * r.efficiency, r.compute_s * 1e3, r.comm_s * 1e3,
-                  r.exposed_s * 1e3, r.bottleneck.c_str(), r.oversubscribed ? " (cores shared)" : "");
+    std::snprintf(line, sizeof line, "%6d %6d %9.3f %11.1f %7.1f%% %11.3f %8.3f %11.3f  %s%s\n",
+                  r.ranks, r.hosts, r.step_s * 1e3, r.samples_per_s, 100 * r.efficiency,
+                  r.compute_s * 1e3, r.comm_s * 1e3, r.exposed_s * 1e3, r.bottleneck.c_str(),
+                  r.oversubscribed ? " (cores shared)" : "");
     out += line;
   }
   return out;
@@ -416,13 +444,14 @@ std::string prediction_table(const StepProfile& p, const std::vector<Prediction>
 
 std::string prediction_csv(const std::vector<Prediction>& rows) {
   std::ostringstream os;
-  os << "ranks,hosts,step_s,samples_per_s,efficiency,compute_s,straggler_factor,comm_s,hidden_s,exposed_s,"
+  os << "ranks,hosts,step_s,samples_per_s,efficiency,compute_s,straggler_factor,comm_s,hidden_s,"
+        "exposed_s,"
         "oversubscribed,workers,staleness,bottleneck\n";
   for (const auto& r : rows)
-    os << r.ranks << "," << r.hosts << "," << r.step_s << "," << r.samples_per_s << "," << r.efficiency << ","
-       << r.compute_s << "," << r.straggler_factor << "," << r.comm_s << "," << r.hidden_s << ","
-       << r.exposed_s << "," << r.oversubscribed << "," << r.workers << "," << r.staleness << ",\""
-       << r.bottleneck << "\"\n";
+    os << r.ranks << "," << r.hosts << "," << r.step_s << "," << r.samples_per_s << ","
+       << r.efficiency << "," << r.compute_s << "," << r.straggler_factor << "," << r.comm_s << ","
+       << r.hidden_s << "," << r.exposed_s << "," << r.oversubscribed << "," << r.workers << ","
+       << r.staleness << ",\"" << r.bottleneck << "\"\n";
   return os.str();
 }
 
@@ -430,27 +459,37 @@ std::string prediction_svg(const std::vector<Prediction>& rows) {
   // samples/s (left axis) and efficiency (right axis) against log2(ranks).
   const double W = 640, H = 400, L = 70, R = 70, T = 30, B = 50;
   double max_sps = 1, max_x = 1;
-  for (const auto& r : rows) max_sps = std::max(max_sps, r.samples_per_s), max_x = std::max(max_x, std::log2(double(r.ranks)));
+  for (const auto& r : rows)
+    max_sps = std::max(max_sps, r.samples_per_s),
+    max_x = std::max(max_x, std::log2(double(r.ranks)));
   auto X = [&](int ranks) { return L + (W - L - R) * std::log2(double(ranks)) / max_x; };
   auto Ys = [&](double s) { return H - B - (H - B - T) * s / max_sps; };
   auto Ye = [&](double e) { return H - B - (H - B - T) * std::min(e, 1.2) / 1.2; };
   std::ostringstream os;
-  os << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H << "' font-family='sans-serif' font-size='12'>\n";
+  os << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H
+     << "' font-family='sans-serif' font-size='12'>\n";
   os << "<rect width='100%' height='100%' fill='white'/>\n";
-  os << "<line x1='" << L << "' y1='" << H - B << "' x2='" << W - R << "' y2='" << H - B << "' stroke='black'/>\n";
-  os << "<line x1='" << L << "' y1='" << T << "' x2='" << L << "' y2='" << H - B << "' stroke='black'/>\n";
-  os << "<line x1='" << W - R << "' y1='" << T << "' x2='" << W - R << "' y2='" << H - B << "' stroke='black'/>\n";
+  os << "<line x1='" << L << "' y1='" << H - B << "' x2='" << W - R << "' y2='" << H - B
+     << "' stroke='black'/>\n";
+  os << "<line x1='" << L << "' y1='" << T << "' x2='" << L << "' y2='" << H - B
+     << "' stroke='black'/>\n";
+  os << "<line x1='" << W - R << "' y1='" << T << "' x2='" << W - R << "' y2='" << H - B
+     << "' stroke='black'/>\n";
   std::string sps, eff;
   for (const auto& r : rows) {
     sps += std::to_string(X(r.ranks)) + "," + std::to_string(Ys(r.samples_per_s)) + " ";
     eff += std::to_string(X(r.ranks)) + "," + std::to_string(Ye(r.efficiency)) + " ";
-    os << "<text x='" << X(r.ranks) << "' y='" << H - B + 16 << "' text-anchor='middle'>" << r.ranks << "</text>\n";
+    os << "<text x='" << X(r.ranks) << "' y='" << H - B + 16 << "' text-anchor='middle'>" << r.ranks
+       << "</text>\n";
   }
   os << "<polyline fill='none' stroke='#1f77b4' stroke-width='2' points='" << sps << "'/>\n";
-  os << "<polyline fill='none' stroke='#d62728' stroke-width='2' stroke-dasharray='6,3' points='" << eff << "'/>\n";
+  os << "<polyline fill='none' stroke='#d62728' stroke-width='2' stroke-dasharray='6,3' points='"
+     << eff << "'/>\n";
   os << "<text x='" << W / 2 << "' y='" << H - 12 << "' text-anchor='middle'>ranks</text>\n";
-  os << "<text x='12' y='" << T - 10 << "' fill='#1f77b4'>samples/s (max " << static_cast<int64_t>(max_sps) << ")</text>\n";
-  os << "<text x='" << W - R - 120 << "' y='" << T - 10 << "' fill='#d62728'>efficiency (0..1.2)</text>\n";
+  os << "<text x='12' y='" << T - 10 << "' fill='#1f77b4'>samples/s (max "
+     << static_cast<int64_t>(max_sps) << ")</text>\n";
+  os << "<text x='" << W - R - 120 << "' y='" << T - 10
+     << "' fill='#d62728'>efficiency (0..1.2)</text>\n";
   os << "</svg>\n";
   return os.str();
 }
@@ -460,15 +499,21 @@ nlohmann::json predicted_trace(const StepProfile& p, const Prediction& at) {
   nlohmann::json ev = nlohmann::json::array();
   double t = 0;
   auto add = [&](const std::string& name, const char* cat, double start_s, double dur_s, int tid) {
-    ev.push_back({{"name", name}, {"cat", cat}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
-                  {"ts", start_s * 1e6}, {"dur", dur_s * 1e6}});
+    ev.push_back({{"name", name},
+                  {"cat", cat},
+                  {"ph", "X"},
+                  {"pid", 0},
+                  {"tid", tid},
+                  {"ts", start_s * 1e6},
+                  {"dur", dur_s * 1e6}});
   };
   if (p.async()) {  // one worker's step: its compute, then its pulls and pushes (and waits)
     add("worker compute", "compute", 0, at.compute_s, 0);
     add("pull + push", "comm", at.compute_s, at.step_s - at.compute_s, 1);
     return {{"traceEvents", ev},
             {"displayTimeUnit", "ms"},
-            {"metadata", {{"predicted_ranks", at.ranks}, {"workers", at.workers}, {"step_s", at.step_s}}}};
+            {"metadata",
+             {{"predicted_ranks", at.ranks}, {"workers", at.workers}, {"step_s", at.step_s}}}};
   }
   add("data", "data", t, p.data_s * scale, 0), t += p.data_s * scale;
   for (size_t i = 0; i < p.layers.size(); ++i)

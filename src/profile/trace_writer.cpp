@@ -25,7 +25,6 @@ struct RankTrace {
   std::vector<int64_t> walls;
 };
 
-
 std::string pack(const Profiler& prof, int64_t offset_ns) {
   nlohmann::json meta = {{"names", prof.names()},
                          {"walls", prof.step_walls()},

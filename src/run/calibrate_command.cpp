@@ -25,8 +25,9 @@ int cmd_calibrate(const CalibrateArgs& args, int* argc, char*** argv) {
     Watchdog watchdog(args.watchdog_s, comm.rank());
     comm.bound_waits_by(&watchdog);
     if (comm.rank() == 0)
-      std::printf("calibrating %d ranks (up to %lld bytes, at most %.2g s a size) ...\n", comm.size(),
-                  static_cast<long long>(args.options.max_bytes), args.options.budget_s);
+      std::printf("calibrating %d ranks (up to %lld bytes, at most %.2g s a size) ...\n",
+                  comm.size(), static_cast<long long>(args.options.max_bytes),
+                  args.options.budget_s);
     std::fflush(stdout);
     const Calibration c = calibrate(comm, args.options, watchdog);
     comm.bound_waits_by(nullptr);

@@ -24,7 +24,8 @@ int cmd_predict(const PredictArgs& args) {
     // Unless told, a host has the cores its ranks got when calibrated (a CPU budget, or a
     // machine shared by emulated hosts); whole machines are not counted as sharing.
     o.cores_per_host = args.cores_per_host;
-    if (o.cores_per_host == 0 && net.cores_per_host > 0 && net.cores_per_host < 0.95 * o.ranks_per_host)
+    if (o.cores_per_host == 0 && net.cores_per_host > 0 &&
+        net.cores_per_host < 0.95 * o.ranks_per_host)
       o.cores_per_host = net.cores_per_host;
     // Efficiency against one rank (sync), or against one worker's rate times the workers
     // (parameter server, whose servers do no training).
@@ -45,7 +46,8 @@ int cmd_predict(const PredictArgs& args) {
     std::filesystem::create_directories(out);
     write_file_atomically(out + "/prediction.csv", prediction_csv(rows));
     write_file_atomically(out + "/prediction.svg", prediction_svg(rows));
-    write_file_atomically(out + "/predicted_trace.json", predicted_trace(profile, rows.back()).dump() + "\n");
+    write_file_atomically(out + "/predicted_trace.json",
+                          predicted_trace(profile, rows.back()).dump() + "\n");
     if (o.cores_per_host > 0 && args.cores_per_host == 0)
       std::printf("cores per host: %.3f, as calibrated (--cores-per-host overrides)\n",
                   o.cores_per_host);

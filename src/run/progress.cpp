@@ -49,8 +49,7 @@ void Progress::show(int64_t epoch, int64_t done, int64_t total, const char* deta
   if (done < total && now - last_ < std::chrono::milliseconds(200)) return;
   last_ = now;
   constexpr int kWidth = 30;
-  const int filled =
-      static_cast<int>(kWidth * std::min(done, total) / std::max<int64_t>(total, 1));
+  const int filled = static_cast<int>(kWidth * std::min(done, total) / std::max<int64_t>(total, 1));
   char bar[kWidth + 1];
   for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '=' : (i == filled ? '>' : ' ');
   bar[kWidth] = 0;

@@ -199,13 +199,12 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::
     const double pulls = std::max<double>(w["pulls"].get<double>(), 1);
     const double n_push = std::max<double>(w["pushes"].get<double>(), 1);
     csv << w["rank"] << "," << w["steps"] << "," << w["pulls"] << "," << w["pushes"] << ","
-        << w["pull_s"] << "," << w["push_s"] << "," << w["server_wait_s"] << ","
-        << w["max_push_s"] << "," << w["work_s"] << "," << w["rma_fraction"] << ","
+        << w["pull_s"] << "," << w["push_s"] << "," << w["server_wait_s"] << "," << w["max_push_s"]
+        << "," << w["work_s"] << "," << w["rma_fraction"] << ","
         << 1e3 * w["pull_s"].get<double>() / pulls << ","
         << 1e3 * w["push_s"].get<double>() / n_push << "," << w["staleness_mean"] << ","
         << w["staleness_p95"] << ","
-        << (k < pushes_at_first_done.size() ? std::to_string(pushes_at_first_done[k]) : "")
-        << "\n";
+        << (k < pushes_at_first_done.size() ? std::to_string(pushes_at_first_done[k]) : "") << "\n";
     ++k;
     max_push = std::max(max_push, w["max_push_s"].get<double>());
     const auto h = w["staleness_histogram"].get<std::vector<int64_t>>();
@@ -232,7 +231,8 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::
   // Fairness: how evenly the servers served the workers while all were still training.
   nlohmann::json fairness = {{"max_push_s", max_push}};
   if (!pushes_at_first_done.empty()) {
-    const auto [lo, hi] = std::minmax_element(pushes_at_first_done.begin(), pushes_at_first_done.end());
+    const auto [lo, hi] =
+        std::minmax_element(pushes_at_first_done.begin(), pushes_at_first_done.end());
     fairness["pushes_at_first_done_min"] = *lo;
     fairness["pushes_at_first_done_max"] = *hi;
     dir_.log("fairness: when the first worker finished, the others had pushed " +

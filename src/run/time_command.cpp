@@ -66,7 +66,8 @@ int cmd_time(const TimeArgs& args) {
     model->set_profiler(&prof);
     const StepNames names(&prof);
     SoftmaxCrossEntropy loss(model->kernels(), model->batch(), cfg.model.classes);
-    auto optimizer = make_optimizer(model->ops(), model->device(), cfg.optimizer, model->num_params());
+    auto optimizer =
+        make_optimizer(model->ops(), model->device(), cfg.optimizer, model->num_params());
     std::vector<int64_t> rows(cfg.train.batch);  // sample ids (dropout masks depend on them)
     for (int64_t i = 0; i < cfg.train.batch; ++i) rows[i] = i;
     for (int64_t s = 0; s < total; ++s) {

@@ -50,8 +50,8 @@ class ProgressBoard {
   // allreduce at step 41)". Of the ranks that did arrive, the lowest reports (one line a
   // job, not one a rank).
   struct Verdict {
-    std::string text;       // empty: nothing could be read (no board, one rank)
-    bool reporter = true;   // false: a lower rank that arrived reports it
+    std::string text;      // empty: nothing could be read (no board, one rank)
+    bool reporter = true;  // false: a lower rank that arrived reports it
   };
   Verdict name_late(const char* op, int64_t step, double read_bound_s = 1.0);
 

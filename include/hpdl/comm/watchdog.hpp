@@ -53,7 +53,7 @@ class Watchdog {
   std::atomic<int64_t> seen_ns_{0};       // running_ns(): the latest steady-clock reading
   std::atomic<int64_t> frozen_ns_{0};     // running_ns(): time the process was frozen
   std::atomic<bool> naming_{false};       // poll() is reading the board
-  ProgressBoard* board_ = nullptr;  // written under mu_, which the thread holds while awake
+  ProgressBoard* board_ = nullptr;        // written under mu_, which the thread holds while awake
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

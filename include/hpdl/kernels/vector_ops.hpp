@@ -43,8 +43,8 @@ class VectorOps {
   virtual void fill(int64_t n, float value, float* x) = 0;
   // dst[r * ld_dst + j] = src[r * ld_src + j] for r < rows, j < width (a 2-D copy:
   // columns of a concatenation, one step of a sequence).
-  virtual void copy_rows(int64_t rows, int64_t width, const float* src, int64_t ld_src,
-                         float* dst, int64_t ld_dst) = 0;
+  virtual void copy_rows(int64_t rows, int64_t width, const float* src, int64_t ld_src, float* dst,
+                         int64_t ld_dst) = 0;
   // The sum of x[i]^2, accumulated in double: finite exactly when every x[i] is finite (no
   // float's square overflows a double), so one pass serves a norm and a NaN/Inf check.
   virtual double sum_squares(int64_t n, const float* x) = 0;
@@ -52,8 +52,7 @@ class VectorOps {
   // w[i] -= lr * g[i].
   virtual void sgd(int64_t n, float lr, float mu, const float* g, float* v, float* w) = 0;
   // Adam: m[i] = b1 m[i] + (1 - b1) g[i]; v[i] = b2 v[i] + (1 - b2) g[i]^2; then w as above.
-  virtual void adam(int64_t n, const AdamStep& s, const float* g, float* m, float* v,
-                    float* w) = 0;
+  virtual void adam(int64_t n, const AdamStep& s, const float* g, float* m, float* v, float* w) = 0;
   // An exponential mean of squares: ms[i] = decay * ms[i] + (1 - decay) * g[i]^2.
   virtual void mean_square(int64_t n, float decay, const float* g, float* ms) = 0;
   // DC-ASGD (see DcAsgdStep); ms is read only when adaptive.

@@ -5,10 +5,10 @@
 // variables), for the library's own choice, and for MPI_Iallreduce polled with MPI_Test
 // (what the trainer's buckets do), RMA get/accumulate time, the reduction throughput of
 // one core, and the share of a core each rank gets when all compute at once (a host's CPU
-// budget, or cores shared by more ranks than they have). Sizes grow by 8x; a size whose estimated time exceeds budget_s is
-// not measured (the fits need only the sizes below it), so a slow link stays quick to
-// calibrate. These are the only MPI calls outside comm/ besides the RMA shards: measuring
-// the network is what they are for.
+// budget, or cores shared by more ranks than they have). Sizes grow by 8x; a size whose estimated
+// time exceeds budget_s is not measured (the fits need only the sizes below it), so a slow link
+// stays quick to calibrate. These are the only MPI calls outside comm/ besides the RMA shards:
+// measuring the network is what they are for.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>

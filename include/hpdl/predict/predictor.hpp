@@ -37,14 +37,14 @@ namespace hpdl {
 struct StepProfile {
   std::string name;
   int ranks = 1;
-  int threads = 1;                  // OpenMP threads per rank
+  int threads = 1;  // OpenMP threads per rank
   int64_t global_batch = 1, local_batch = 1;
-  std::vector<std::string> layers;  // forward order
+  std::vector<std::string> layers;            // forward order
   std::vector<double> forward_s, backward_s;  // mean per layer, at local_batch
   double data_s = 0, loss_s = 0, update_s = 0;
-  double other_s = 0;                // the step's time outside every recorded part (median)
-  std::vector<double> compute_s;     // per recorded (rank, step): wall minus communication
-  std::vector<int64_t> bucket_bytes;  // in the order they start (last layers first)
+  double other_s = 0;                  // the step's time outside every recorded part (median)
+  std::vector<double> compute_s;       // per recorded (rank, step): wall minus communication
+  std::vector<int64_t> bucket_bytes;   // in the order they start (last layers first)
   std::vector<int> bucket_last_layer;  // the layer whose backward completes each bucket
   // Parameter-server runs: mode "downpour" | "dcasgd" ("sync" otherwise), servers, the
   // pull and push periods in steps, the parameters' bytes, and the workers' median step
@@ -94,13 +94,14 @@ struct Prediction {
   double step_s = 0, samples_per_s = 0, efficiency = 1;
   std::string bottleneck;
   std::vector<AllreduceCost> buckets;
-  int workers = 0;         // parameter server: W
-  double staleness = 0;    // parameter server: expected updates between pull and push
+  int workers = 0;       // parameter server: W
+  double staleness = 0;  // parameter server: expected updates between pull and push
 };
 
 struct PredictOptions {
   int ranks_per_host = 1;
-  double cores_per_host = 0;  // 0: no core sharing assumed (may be fractional: hosts sharing a machine)
+  double cores_per_host =
+      0;  // 0: no core sharing assumed (may be fractional: hosts sharing a machine)
 };
 
 Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks,

@@ -90,8 +90,8 @@ class Profiler {
   int64_t step_ = 0, step_t0_ = 0, dropped_ = 0;
   HostTimeline host_;
   Timeline* timeline_ = &host_;
-  std::vector<size_t> marked_;   // this step's events still holding marks
-  std::vector<int64_t> marks_;   // scratch for resolving them
+  std::vector<size_t> marked_;  // this step's events still holding marks
+  std::vector<int64_t> marks_;  // scratch for resolving them
 };
 
 // Records the backend's work between construction and destruction (two timeline marks)

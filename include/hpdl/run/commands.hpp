@@ -48,7 +48,7 @@ struct PredictArgs {
   std::vector<int> ranks = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
   int ranks_per_host = 1;
   double cores_per_host = 0;  // 0: no core sharing assumed
-  std::string out;         // "" = RUN_DIR/predict
+  std::string out;            // "" = RUN_DIR/predict
 };
 
 // Run under MPI (mpirun/srun or a singleton); initialise and finalise MPI themselves.

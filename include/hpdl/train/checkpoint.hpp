@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpdl/config/config.hpp"
 #include "hpdl/comm/comm.hpp"
+#include "hpdl/config/config.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/train/epoch_stats.hpp"
 

@@ -11,9 +11,9 @@
 #include <functional>
 #include <string>
 
-#include "hpdl/config/config.hpp"
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/comm/watchdog.hpp"
+#include "hpdl/config/config.hpp"
 #include "hpdl/train/checkpoint.hpp"
 
 namespace hpdl {

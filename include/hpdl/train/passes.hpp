@@ -6,9 +6,9 @@
 #include <span>
 #include <vector>
 
-#include "hpdl/data/dataset.hpp"
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/comm/watchdog.hpp"
+#include "hpdl/data/dataset.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/profile/profiler.hpp"
