@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on its built-in default: set up, then synchronous data-parallel training of
-# LeNet on Fashion-MNIST with 2 MPI ranks (5 epochs). Extra arguments go to `hpdl train`
+# LeNet on Fashion-MNIST with 2 MPI ranks (the config's epochs: 10). Extra arguments go to `hpdl train`
 # (e.g. --set train.epochs=1). Re-running replaces outputs/lenet_fashion_mnist/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
