@@ -126,3 +126,38 @@ TEST(Predict, ParameterServerWorkerStepServerLinkAndStaleness) {
   EXPECT_NEAR(predict_step(p, net, 2, o).step_s,
               0.010 + std::sqrt(0.001 * 0.4) + std::sqrt(0.002 * 0.8), 2e-5);
 }
+
+// network.json has one schema: what calibrate writes, predict reads back field for field,
+// and the network model takes its medians (inter-host pair, CPU share per host).
+TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
+  Calibration c;
+  c.hosts.host_of_rank = {"h0", "h0", "h1"};
+  c.hosts.hosts = {"h0", "h1"};
+  c.hosts.leader = {0, 2};
+  PairResult intra{0, 1, true, {{8, 1e-6, 10}, {1 << 20, 1e-4, 10}}, {1e-6, 1e10}, false};
+  PairResult inter{0, 2, false, {{8, 1e-4, 10}, {1 << 20, 0.1, 3}}, {1e-4, 1.25e7}, false};
+  c.pairs = {intra, inter};
+  c.allreduce = {{-1, "iallreduce", 3, {{1024, 2e-4, 5}}}, {0, "default", 3, {{1024, 3e-4, 5}}}};
+  c.rma = {{"get", 1, 0, {{4096, 5e-4, 4}}, {5e-4, 1e7}}};
+  c.reduce_Bps = {2e9, 3e9, 4e9};
+  c.cpu_share = {0.5, 0.5, 0.25};
+  c.flags = {"slow pair"};
+  c.seconds = 1.5;
+  const nlohmann::json j = c.to_json();
+  EXPECT_EQ(Calibration::from_json(j, "net.json").to_json(), j);
+  const NetworkModel n = network_model(Calibration::from_json(j, "net.json"), "net.json");
+  EXPECT_DOUBLE_EQ(n.inter_bandwidth_Bps, 1.25e7);
+  EXPECT_DOUBLE_EQ(n.intra_latency_s, 1e-6);
+  EXPECT_DOUBLE_EQ(n.reduce_Bps, 3e9);
+  EXPECT_DOUBLE_EQ(n.cores_per_host, 1.0);  // hosts: 1.0 and 0.25; the upper median
+  ASSERT_EQ(n.measured.size(), 1u);         // the polled iallreduce curve, as the trainer runs
+  EXPECT_DOUBLE_EQ(n.measured[0].samples[0].second, 2e-4);
+  ASSERT_EQ(n.get_samples.size(), 1u);
+  EXPECT_TRUE(n.acc_samples.empty());
+  nlohmann::json bad = j;
+  bad["hosts"][1]["ranks"] = {7};
+  EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
+  bad = j;
+  bad.erase("reduce_Bps_per_core");
+  EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
+}

@@ -1,4 +1,5 @@
-// Calibration results: fits, host map, slow-link flags, network.json and the table.
+// Calibration results: fits, host map, slow-link flags and the table (network.json:
+// network_json.cpp).
 #include "hpdl/net/calibration.hpp"
 
 #include <unistd.h>
@@ -44,13 +45,6 @@ double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-nlohmann::json samples_json(const std::vector<Sample>& s) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const Sample& x : s)
-    out.push_back({{"bytes", x.bytes}, {"seconds", x.seconds}, {"reps", x.reps}});
-  return out;
 }
 
 }  // namespace
@@ -126,49 +120,6 @@ void flag_slow(Calibration& c) {
       c.flags.push_back("slow host " + c.hosts.hosts[h] + ": all " + std::to_string(links) +
                         " of its links are slow");
   }
-}
-
-nlohmann::json Calibration::to_json() const {
-  nlohmann::json j;
-  j["format"] = "hpdl-network-1";
-  j["seconds"] = seconds;
-  j["ranks"] = hosts.host_of_rank.size();
-  j["hosts"] = nlohmann::json::array();
-  for (size_t h = 0; h < hosts.hosts.size(); ++h) {
-    std::vector<int> ranks;
-    for (size_t r = 0; r < hosts.host_of_rank.size(); ++r)
-      if (hosts.host_of_rank[r] == hosts.hosts[h]) ranks.push_back(static_cast<int>(r));
-    j["hosts"].push_back({{"name", hosts.hosts[h]}, {"ranks", ranks}});
-  }
-  j["point_to_point"] = nlohmann::json::array();
-  for (const auto& p : pairs)
-    j["point_to_point"].push_back({{"ranks", {p.a, p.b}},
-                                   {"hosts", {hosts.host_of_rank[p.a], hosts.host_of_rank[p.b]}},
-                                   {"same_host", p.same_host},
-                                   {"latency_s", p.fit.latency_s},
-                                   {"bandwidth_Bps", p.fit.bandwidth_Bps},
-                                   {"slow", p.slow},
-                                   {"one_way", samples_json(p.samples)}});
-  j["allreduce_algorithms_forced"] = algorithms_forced;
-  j["allreduce"] = nlohmann::json::array();
-  for (const auto& a : allreduce)
-    j["allreduce"].push_back({{"algorithm", a.name},
-                              {"coll_tuned_id", a.algorithm},
-                              {"ranks", a.ranks},
-                              {"samples", samples_json(a.samples)}});
-  j["rma"] = nlohmann::json::array();
-  for (const auto& r : rma)
-    j["rma"].push_back({{"op", r.op},
-                        {"origin", r.origin},
-                        {"target", r.target},
-                        {"latency_s", r.fit.latency_s},
-                        {"bandwidth_Bps", r.fit.bandwidth_Bps},
-                        {"samples", samples_json(r.samples)}});
-  j["reduce_Bps_per_core"] = reduce_Bps;
-  j["cpu_share_per_rank"] = cpu_share;
-  j["cores_per_host"] = host_cores();
-  j["flags"] = flags;
-  return j;
 }
 
 std::vector<double> Calibration::host_cores() const {

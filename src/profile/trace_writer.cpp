@@ -14,6 +14,7 @@
 
 #include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/profile/trace_csv.hpp"
 
 namespace hpdl {
 namespace {
@@ -175,12 +176,12 @@ TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::stri
   sum.bytes += write_json(dir + "/trace/merged.json", merged, manifest);
 
   // Per-layer durations per (rank, step), and the per-step accounting.
-  const std::vector<std::string> parts = {"forward", "backward", "data", "loss", "update", "comm"};
+  const std::vector<std::string>& parts = kStepParts;
   std::vector<std::string> layer_order;
   std::map<std::string, std::vector<double>> fwd, bwd;
   std::ostringstream steps;
-  steps << "rank,step,wall_us,attributed_us,unattributed_us";
-  for (const auto& p : parts) steps << "," << p << "_us";
+  const std::vector<std::string> columns = step_columns();
+  for (size_t c = 0; c < columns.size(); ++c) steps << (c ? "," : "") << columns[c];
   steps << "\n";
   double ratio_sum = 0;
   sum.attributed_min = 1;
@@ -236,8 +237,8 @@ TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::stri
   if (!sum.steps) sum.attributed_min = 0;
 
   std::ostringstream layers;
-  layers << "layer,forward_mean_us,forward_p50_us,forward_p95_us,forward_std_us,"
-            "backward_mean_us,backward_p50_us,backward_p95_us,backward_std_us,samples\n";
+  for (size_t c = 0; c < kLayerColumns.size(); ++c) layers << (c ? "," : "") << kLayerColumns[c];
+  layers << "\n";
   for (const auto& name : layer_order) {
     const Stats f = stats_of(fwd[name]), b = stats_of(bwd[name]);
     layers << name << "," << f.mean << "," << f.p50 << "," << f.p95 << "," << f.std << "," << b.mean

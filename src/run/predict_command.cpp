@@ -7,7 +7,7 @@
 
 #include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
-#include "hpdl/predict/predictor.hpp"
+#include "hpdl/predict/prediction_output.hpp"
 #include "hpdl/run/commands.hpp"
 
 namespace hpdl {

@@ -19,7 +19,7 @@ for f in prediction.csv prediction.svg predicted_trace.json; do [ -s "$out/profi
 echo "predicted 1, 2, 4, 64 ranks"
 # A cluster calibrated with 0.25 core per host: the prediction uses it (a rank computes 4x
 # longer than the full-core profile), unless --cores-per-host says otherwise.
-/usr/bin/python3 -c "import json; j = json.load(open('$out/net.json')); j['cores_per_host'] = [0.25]; json.dump(j, open('$out/budget.json', 'w'))"
+/usr/bin/python3 -c "import json; j = json.load(open('$out/net.json')); j['cpu_share_per_rank'] = [0.25 / j['ranks']] * j['ranks']; json.dump(j, open('$out/budget.json', 'w'))"
 "$hpdl" predict "$out/profiled" --network "$out/budget.json" --ranks 1 --out "$out/pb" >"$out/predict_budget.txt"
 grep -q "cores per host: 0.250, as calibrated" "$out/predict_budget.txt"
 "$hpdl" predict "$out/profiled" --network "$out/budget.json" --ranks 1 --cores-per-host 1 --out "$out/pf" >/dev/null
@@ -34,7 +34,7 @@ $mpirun -np 1 "$hpdl" train "$fx/tiny.toml" "${run[@]}" --set run.name=plain >/d
 $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" "${run[@]}" "${prof[@]}" --set run.name=ps \
   --set distributed.mode=downpour --set optimizer.name=sgd >/dev/null
 $expect "nope/manifest.json: cannot be read" "$hpdl" predict "$out/nope" --network "$out/net.json"
-$expect "plain/layers.csv: cannot be read \(was the run profiled" "$hpdl" predict "$out/plain" --network "$out/net.json"
+$expect "plain/layers.csv not found \(was the run profiled" "$hpdl" predict "$out/plain" --network "$out/net.json"
 $expect "profiled/manifest.json: not a network.json of hpdl calibrate" \
   "$hpdl" predict "$out/profiled" --network "$out/profiled/manifest.json"
 "$hpdl" predict "$out/ps" --network "$out/net.json" --ranks 2,4,16 >"$out/predict_ps.txt"

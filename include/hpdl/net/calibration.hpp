@@ -84,8 +84,12 @@ struct Calibration {
   std::vector<std::string> flags;  // slow pairs and hosts, in words
   double seconds = 0;
 
-  nlohmann::json to_json() const;
   std::string table() const;
+  // network.json, the one schema `hpdl calibrate` writes and `hpdl predict` reads
+  // (format hpdl-network-1; network_json.cpp). from_json throws Error naming `where` and
+  // the field at fault; files written before the CPU-share measurement read with it empty.
+  nlohmann::json to_json() const;
+  static Calibration from_json(const nlohmann::json& j, const std::string& where);
 };
 
 // Collective over comm; every wait is bounded by the watchdog. Rank 0's result is complete.

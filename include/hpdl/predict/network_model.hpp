@@ -1,0 +1,38 @@
+// The network as `hpdl predict` uses it: medians of a calibration (network.json, read
+// through the one schema in net/calibration.hpp).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hpdl/net/calibration.hpp"
+
+namespace hpdl {
+
+// The network as calibrated: inter- and intra-host point-to-point fits, reduction rate, and
+// the measured allreduce "default" curves per rank count.
+struct NetworkModel {
+  double inter_latency_s = 0, inter_bandwidth_Bps = 0;
+  double intra_latency_s = 0, intra_bandwidth_Bps = 0;
+  double reduce_Bps = 0;
+  // The cores a host's ranks got together while all computed (median over hosts; 0 when
+  // the calibration predates the measurement): a CPU budget per host shows here.
+  double cores_per_host = 0;
+  struct Curve {
+    int ranks = 0;
+    std::vector<std::pair<int64_t, double>> samples;  // bytes, seconds
+  };
+  std::vector<Curve> measured;  // algorithm "default"
+  // RMA operations as calibrated (lock, operation, unlock; the median over origin/target
+  // pairs per size): bytes, seconds. Empty when not calibrated: then the inter-host
+  // point-to-point fit stands in.
+  std::vector<std::pair<int64_t, double>> get_samples, acc_samples;
+};
+
+// From a calibration; error naming `where` when it holds no bandwidth or reduction rate.
+NetworkModel network_model(const Calibration& c, const std::string& where);
+// network.json, read and checked: error naming the file and field at fault.
+NetworkModel read_network(const std::string& path);
+
+}  // namespace hpdl

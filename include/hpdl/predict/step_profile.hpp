@@ -1,0 +1,37 @@
+// What `hpdl predict` takes from a profiled run directory (manifest.json, config.toml,
+// layers.csv, steps.csv): per-layer and per-part medians, the per-step distribution, the
+// trainer's gradient buckets, and for parameter-server runs the workers' steps.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hpdl {
+
+// What the predictor takes from a profiled run directory.
+struct StepProfile {
+  std::string name;
+  int ranks = 1;
+  int threads = 1;  // OpenMP threads per rank
+  int64_t global_batch = 1, local_batch = 1;
+  std::vector<std::string> layers;            // forward order
+  std::vector<double> forward_s, backward_s;  // mean per layer, at local_batch
+  double data_s = 0, loss_s = 0, update_s = 0;
+  double other_s = 0;                  // the step's time outside every recorded part (median)
+  std::vector<double> compute_s;       // per recorded (rank, step): wall minus communication
+  std::vector<int64_t> bucket_bytes;   // in the order they start (last layers first)
+  std::vector<int> bucket_last_layer;  // the layer whose backward completes each bucket
+  // Parameter-server runs: mode "downpour" | "dcasgd" ("sync" otherwise), servers, the
+  // pull and push periods in steps, the parameters' bytes, and the workers' median step
+  // compute (wall minus pulls and pushes) and pull + push time, at the profile's rank count.
+  std::string mode = "sync";
+  int servers = 0, n_fetch = 1, n_push = 1;
+  int64_t param_bytes = 0;
+  double worker_compute_s = 0, worker_rma_s = 0;
+  bool async() const { return mode != "sync"; }
+};
+
+// Error naming the file and field at fault.
+StepProfile read_profile(const std::string& run_dir);
+
+}  // namespace hpdl

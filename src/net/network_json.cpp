@@ -1,0 +1,120 @@
+// network.json (format hpdl-network-1): Calibration to JSON and back, the one place that
+// names its fields.
+#include <algorithm>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/net/calibration.hpp"
+
+namespace hpdl {
+namespace {
+
+constexpr const char* kFormat = "hpdl-network-1";
+
+nlohmann::json samples_json(const std::vector<Sample>& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Sample& x : s)
+    out.push_back({{"bytes", x.bytes}, {"seconds", x.seconds}, {"reps", x.reps}});
+  return out;
+}
+
+std::vector<Sample> samples_from(const nlohmann::json& j) {
+  std::vector<Sample> out;
+  for (const auto& x : j)
+    out.push_back(
+        {x.at("bytes").get<int64_t>(), x.at("seconds").get<double>(), x.value("reps", int64_t{0})});
+  return out;
+}
+
+LinkFit fit_from(const nlohmann::json& j) {
+  return {j.at("latency_s").get<double>(), j.at("bandwidth_Bps").get<double>()};
+}
+
+}  // namespace
+
+nlohmann::json Calibration::to_json() const {
+  nlohmann::json j;
+  j["format"] = kFormat;
+  j["seconds"] = seconds;
+  j["ranks"] = hosts.host_of_rank.size();
+  j["hosts"] = nlohmann::json::array();
+  for (size_t h = 0; h < hosts.hosts.size(); ++h) {
+    std::vector<int> ranks;
+    for (size_t r = 0; r < hosts.host_of_rank.size(); ++r)
+      if (hosts.host_of_rank[r] == hosts.hosts[h]) ranks.push_back(static_cast<int>(r));
+    j["hosts"].push_back({{"name", hosts.hosts[h]}, {"ranks", ranks}});
+  }
+  j["point_to_point"] = nlohmann::json::array();
+  for (const auto& p : pairs)
+    j["point_to_point"].push_back({{"ranks", {p.a, p.b}},
+                                   {"hosts", {hosts.host_of_rank[p.a], hosts.host_of_rank[p.b]}},
+                                   {"same_host", p.same_host},
+                                   {"latency_s", p.fit.latency_s},
+                                   {"bandwidth_Bps", p.fit.bandwidth_Bps},
+                                   {"slow", p.slow},
+                                   {"one_way", samples_json(p.samples)}});
+  j["allreduce_algorithms_forced"] = algorithms_forced;
+  j["allreduce"] = nlohmann::json::array();
+  for (const auto& a : allreduce)
+    j["allreduce"].push_back({{"algorithm", a.name},
+                              {"coll_tuned_id", a.algorithm},
+                              {"ranks", a.ranks},
+                              {"samples", samples_json(a.samples)}});
+  j["rma"] = nlohmann::json::array();
+  for (const auto& r : rma)
+    j["rma"].push_back({{"op", r.op},
+                        {"origin", r.origin},
+                        {"target", r.target},
+                        {"latency_s", r.fit.latency_s},
+                        {"bandwidth_Bps", r.fit.bandwidth_Bps},
+                        {"samples", samples_json(r.samples)}});
+  j["reduce_Bps_per_core"] = reduce_Bps;
+  j["cpu_share_per_rank"] = cpu_share;
+  j["cores_per_host"] = host_cores();  // derived: for readers of the file
+  j["flags"] = flags;
+  return j;
+}
+
+Calibration Calibration::from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object() || j.value("format", "") != kFormat)
+    throw Error(where + ": not a network.json of hpdl calibrate (format " + kFormat + ")");
+  Calibration c;
+  try {
+    c.seconds = j.value("seconds", 0.0);
+    c.hosts.host_of_rank.resize(j.at("ranks").get<size_t>());
+    for (const auto& h : j.at("hosts")) {
+      c.hosts.hosts.push_back(h.at("name").get<std::string>());
+      const auto ranks = h.at("ranks").get<std::vector<int>>();
+      c.hosts.leader.push_back(ranks.empty() ? 0 : *std::min_element(ranks.begin(), ranks.end()));
+      for (int r : ranks) c.hosts.host_of_rank.at(static_cast<size_t>(r)) = c.hosts.hosts.back();
+    }
+    for (size_t r = 0; r < c.hosts.host_of_rank.size(); ++r)
+      if (c.hosts.host_of_rank[r].empty())
+        throw Error(where + ": rank " + std::to_string(r) + " is on none of \"hosts\"");
+    for (const auto& p : j.at("point_to_point")) {
+      PairResult r;
+      r.a = p.at("ranks").at(0), r.b = p.at("ranks").at(1);
+      r.same_host = p.at("same_host").get<bool>();
+      r.fit = fit_from(p);
+      r.slow = p.value("slow", false);
+      r.samples = samples_from(p.value("one_way", nlohmann::json::array()));
+      c.pairs.push_back(std::move(r));
+    }
+    c.algorithms_forced = j.value("allreduce_algorithms_forced", false);
+    for (const auto& a : j.at("allreduce"))
+      c.allreduce.push_back({a.value("coll_tuned_id", 0), a.at("algorithm").get<std::string>(),
+                             a.at("ranks").get<int>(), samples_from(a.at("samples"))});
+    for (const auto& r : j.value("rma", nlohmann::json::array()))
+      c.rma.push_back({r.at("op").get<std::string>(), r.value("origin", 0), r.value("target", 0),
+                       samples_from(r.at("samples")), fit_from(r)});
+    c.reduce_Bps = j.at("reduce_Bps_per_core").get<std::vector<double>>();
+    c.cpu_share = j.value("cpu_share_per_rank", std::vector<double>{});
+    c.flags = j.value("flags", std::vector<std::string>{});
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + ": a field is missing or of the wrong type (" + e.what() + ")");
+  } catch (const std::out_of_range&) {
+    throw Error(where + ": a host lists a rank beyond \"ranks\"");
+  }
+  return c;
+}
+
+}  // namespace hpdl

@@ -1,0 +1,76 @@
+// Allreduce and RMA costs (see the header).
+#include "hpdl/predict/comm_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hpdl {
+
+AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks,
+                             int ranks_per_host) {
+  AllreduceCost c;
+  if (ranks <= 1 || bytes <= 0) return {0, 0, "none"};
+  for (const auto& curve : net.measured) {
+    if (curve.ranks != ranks) continue;
+    const auto& s = curve.samples;
+    if (bytes < s.front().first) break;
+    if (bytes > s.back().first && s.size() >= 2) {
+      // Beyond the largest size calibrated (skipped for time): the last measured segment's
+      // rate, which holds the algorithm's real bytes per rank and link efficiency.
+      const auto& [b0, t0] = s[s.size() - 2];
+      const auto& [b1, t1] = s.back();
+      const double per_byte = std::max((t1 - t0) / double(b1 - b0), 0.0);
+      return {t1 + per_byte * double(bytes - b1), 2 * (ranks - 1), "measured, extrapolated"};
+    }
+    if (bytes > s.back().first) break;
+    for (size_t i = 0; i + 1 < s.size(); ++i) {
+      if (bytes > s[i + 1].first) continue;
+      // log-log interpolation between the two measured sizes around `bytes`
+      const double x0 = std::log(double(s[i].first)), x1 = std::log(double(s[i + 1].first));
+      const double y0 = std::log(s[i].second), y1 = std::log(s[i + 1].second);
+      const double t = x1 > x0 ? (std::log(double(bytes)) - x0) / (x1 - x0) : 0;
+      c.seconds = std::exp(y0 + t * (y1 - y0));
+      c.rounds = 2 * (ranks - 1);
+      c.how = "measured";
+      return c;
+    }
+  }
+  const bool one_host = ranks <= ranks_per_host;
+  const double a = one_host ? net.intra_latency_s : net.inter_latency_s;
+  const double b = 1.0 / (one_host ? net.intra_bandwidth_Bps : net.inter_bandwidth_Bps);
+  const double g = 1.0 / net.reduce_Bps, S = double(bytes), p = ranks;
+  const double lg = std::ceil(std::log2(p)), part = (p - 1) / p;
+  const struct {
+    const char* name;
+    double t;
+    int rounds;
+  } options[] = {
+      {"recursive doubling", lg * (a + S * b + S * g), static_cast<int>(lg)},
+      {"ring", 2 * (p - 1) * a + 2 * part * S * b + part * S * g, 2 * (ranks - 1)},
+      {"rabenseifner", 2 * lg * a + 2 * part * S * b + part * S * g, static_cast<int>(2 * lg)}};
+  c.seconds = 1e300;
+  for (const auto& o : options)
+    if (o.t < c.seconds) c = {o.t, o.rounds, o.name};
+  return c;
+}
+
+// One RMA operation of `bytes`: log-log interpolation in the calibrated sizes (beyond the
+// largest, its last segment's time per byte), else the point-to-point fit.
+double rma_op_s(const std::vector<std::pair<int64_t, double>>& s, const NetworkModel& net,
+                double bytes) {
+  if (s.empty()) return net.inter_latency_s + bytes / net.inter_bandwidth_Bps;
+  if (bytes <= double(s.front().first)) return s.front().second;
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    if (bytes > double(s[i + 1].first)) continue;
+    const double x0 = std::log(double(s[i].first)), x1 = std::log(double(s[i + 1].first));
+    const double t = (std::log(bytes) - x0) / (x1 - x0);
+    return std::exp(std::log(s[i].second) +
+                    t * (std::log(s[i + 1].second) - std::log(s[i].second)));
+  }
+  if (s.size() < 2) return s.back().second * bytes / double(s.back().first);
+  const auto& [b0, t0] = s[s.size() - 2];
+  const auto& [b1, t1] = s.back();
+  return t1 + std::max((t1 - t0) / double(b1 - b0), 0.0) * (bytes - double(b1));
+}
+
+}  // namespace hpdl

@@ -1,0 +1,84 @@
+// The synchronous step model of `hpdl predict` (see predictor.hpp).
+#include <algorithm>
+#include <cmath>
+
+#include "hpdl/predict/predictor.hpp"
+#include "stats.hpp"
+
+namespace hpdl {
+
+using predict_stats::mean;
+
+double expected_max_factor(std::vector<double> x, int n) {
+  if (x.empty() || n <= 1) return 1;
+  std::sort(x.begin(), x.end());
+  const double m = mean(x), k = double(x.size());
+  double e = 0;  // E[max of n draws with replacement] over the sorted empirical distribution
+  for (size_t i = 0; i < x.size(); ++i) e += x[i] * (std::pow((i + 1) / k, n) - std::pow(i / k, n));
+  return m > 0 ? e / m : 1;
+}
+
+Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks,
+                        const PredictOptions& o) {
+  if (p.async()) return predict_ps_step(p, net, ranks, o);
+  Prediction r;
+  r.ranks = ranks;
+  r.hosts = (ranks + o.ranks_per_host - 1) / o.ranks_per_host;
+  const double local = double(p.global_batch) / ranks;
+  const double scale = local / double(p.local_batch);
+  double forward = 0, backward = 0;
+  for (size_t i = 0; i < p.layers.size(); ++i)
+    forward += p.forward_s[i], backward += p.backward_s[i];
+  r.compute_s = (p.data_s + forward + p.loss_s + backward) * scale + p.update_s + p.other_s;
+  const int on_host = std::min(ranks, o.ranks_per_host);
+  if (o.cores_per_host > 0 && on_host * p.threads > o.cores_per_host) {
+    r.oversubscribed = true;
+    r.compute_s *= double(on_host * p.threads) / o.cores_per_host;
+  }
+  r.straggler_factor = expected_max_factor(p.compute_s, ranks);
+  r.compute_s *= r.straggler_factor;
+  // Buckets start as backward completes them (last layers first) and advance one round per
+  // MPI test the trainer makes after each later layer; the rest waits for the step's end.
+  const double bwd = backward * scale;
+  for (size_t k = 0; k < p.bucket_bytes.size(); ++k) {
+    const AllreduceCost c = allreduce_cost(net, p.bucket_bytes[k], ranks, o.ranks_per_host);
+    r.buckets.push_back(c);
+    r.comm_s += c.seconds;
+    if (c.seconds <= 0) continue;
+    double after = 0;  // backward time left once this bucket is complete
+    for (int i = 0; i < p.bucket_last_layer[k]; ++i) after += p.backward_s[i] * scale;
+    const int tests = p.bucket_last_layer[k];
+    r.hidden_s += std::min(after, std::min(tests, c.rounds) * c.seconds / std::max(c.rounds, 1));
+  }
+  r.hidden_s = std::min(r.hidden_s, bwd);
+  r.exposed_s = std::max(0.0, r.comm_s - r.hidden_s);
+  r.step_s = r.compute_s + r.exposed_s;
+  r.samples_per_s = r.step_s > 0 ? p.global_batch / r.step_s : 0;
+  char words[256];
+  if (r.exposed_s > 0.5 * r.compute_s) {
+    int64_t bytes = 0;
+    for (int64_t b : p.bucket_bytes) bytes += b;
+    const AllreduceCost whole = allreduce_cost(net, bytes, ranks, o.ranks_per_host);
+    const double wire = 2.0 * (ranks - 1) / ranks * bytes /
+                        (r.hosts > 1 ? net.inter_bandwidth_Bps : net.intra_bandwidth_Bps);
+    std::snprintf(words, sizeof words,
+                  "allreduce (%.1f MiB in %zu buckets, %s): %.0f%% of the step, %s-bound",
+                  bytes / 1048576.0, p.bucket_bytes.size(), whole.how.c_str(),
+                  100 * r.exposed_s / r.step_s,
+                  wire > 0.5 * whole.seconds ? "bandwidth" : "latency");
+  } else if (r.straggler_factor > 1.15) {
+    std::snprintf(words, sizeof words,
+                  "stragglers: the slowest of %d ranks takes %.2fx the mean step", ranks,
+                  r.straggler_factor);
+  } else if (r.oversubscribed) {
+    std::snprintf(words, sizeof words, "shared cores: %d ranks x %d threads on %.2g cores", on_host,
+                  p.threads, o.cores_per_host);
+  } else {
+    std::snprintf(words, sizeof words, "compute (%.0f%% of the step)",
+                  100 * r.compute_s / r.step_s);
+  }
+  r.bottleneck = words;
+  return r;
+}
+
+}  // namespace hpdl
