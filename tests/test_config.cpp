@@ -69,6 +69,24 @@ TEST(Config, DefaultsAndOverrides) {
   EXPECT_NE(to_toml(c.resolved).find("lr = 0.5"), std::string::npos);
 }
 
+// One source for defaults: a config that sets nothing but its model (and the training file)
+// reads as the settings structs' own defaults, section for section.
+TEST(Config, AnEmptyConfigIsTheDefaultSettings) {
+  const std::string path = write_config("defaults", kMinimal);
+  const Config c = load_config(path, {});
+  RunConfig run;
+  run.name = std::filesystem::path(path).stem().string();
+  EXPECT_EQ(c.run, run);
+  DataConfig data;
+  data.train_file = "t.h5";
+  EXPECT_EQ(c.data, data);
+  EXPECT_EQ(c.optimizer, OptimizerConfig{});
+  EXPECT_EQ(c.train, TrainConfig{});
+  EXPECT_EQ(c.distributed, DistributedConfig{});
+  EXPECT_EQ(c.profile, ProfileConfig{});
+  EXPECT_EQ(c.checkpoint, CheckpointConfig{});
+}
+
 TEST(Config, OverrideIndexesArraysOfLayers) {
   const Config c = load_config(write_config("index", kMinimal), {"model.layers.1.units=7"});
   EXPECT_EQ(c.model.layers[1].params->get("units")->value<int64_t>(), 7);

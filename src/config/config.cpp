@@ -114,13 +114,15 @@ Config config_from_text(const std::string& text, const std::string& where) {
 }
 
 namespace {
+// Every default is the settings struct's own (c starts default-constructed): a key that is
+// absent keeps it.
 void read_sections(Config& c, const std::string& where, const std::string& path) {
   TableReader root(&c.resolved, where);
   {
     TableReader r(root.get_table("run"), where + ": run");
-    c.run.name = r.get_string("name", "");
-    c.run.output_dir = r.get_string("output_dir", "outputs");
-    c.run.overwrite = r.get_bool("overwrite", false);
+    c.run.name = r.get_string("name", c.run.name);
+    c.run.output_dir = r.get_string("output_dir", c.run.output_dir);
+    c.run.overwrite = r.get_bool("overwrite", c.run.overwrite);
     // run.device picks the default backend; the two must agree where both are given.
     const std::string device = r.get_string("device", "", {"cpu", "gpu"});
     c.run.backend = r.get_string("backend", device == "gpu" ? "cuda" : c.run.backend,
@@ -130,21 +132,21 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
       throw Error(where + ": run.device = \"" + device + "\" but run.backend = \"" + c.run.backend +
                   "\" runs on the " + runs_on + " (set one of them)");
     // Every wait for another rank is bounded by it: 0 would mean no bound at all.
-    c.run.watchdog_s = r.get_double_above("watchdog_s", 600.0, 0.0, kInf);
+    c.run.watchdog_s = r.get_double_above("watchdog_s", c.run.watchdog_s, 0.0, kInf);
     r.finish();
   }
   {
     TableReader r(root.get_table("data"), where + ": data");
-    c.data.train_file = r.get_string("train_file", "");  // "" only for hpdl time --synthetic
-    c.data.train_group = r.get_string("train_group", "/");
-    c.data.test_file = r.get_string("test_file", "");
-    c.data.test_group = r.get_string("test_group", "/");
-    c.data.normalize = r.get_bool("normalize", false);
-    const DataConfig d;
+    c.data.train_file =
+        r.get_string("train_file", c.data.train_file);  // "" only for hpdl time --synthetic
+    c.data.train_group = r.get_string("train_group", c.data.train_group);
+    c.data.test_file = r.get_string("test_file", c.data.test_file);
+    c.data.test_group = r.get_string("test_group", c.data.test_group);
+    c.data.normalize = r.get_bool("normalize", c.data.normalize);
     c.data.validation_fraction =
-        r.get_double("validation_fraction", d.validation_fraction, 0.0, 0.9);
-    c.data.validation_file = r.get_string("validation_file", d.validation_file);
-    c.data.validation_group = r.get_string("validation_group", d.validation_group);
+        r.get_double("validation_fraction", c.data.validation_fraction, 0.0, 0.9);
+    c.data.validation_file = r.get_string("validation_file", c.data.validation_file);
+    c.data.validation_group = r.get_string("validation_group", c.data.validation_group);
     r.finish();
     if (c.data.validation_fraction > 0 && !c.data.validation_file.empty())
       throw Error(where + ": set data.validation_fraction or data.validation_file, not both");
@@ -169,21 +171,20 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
   {
     TableReader r(root.get_table("optimizer"), where + ": optimizer");
     auto& o = c.optimizer;
-    o.name = r.get_string("name", "sgd", {"sgd", "adam"});
-    o.lr = r.get_double_above("lr", 0.01, 0.0, kInf);
-    o.momentum = r.get_double("momentum", 0.0, 0.0, 0.999999);
-    o.beta1 = r.get_double("beta1", 0.9, 0.0, 0.999999);
-    o.beta2 = r.get_double("beta2", 0.999, 0.0, 0.999999999);
-    o.eps = r.get_double_above("eps", 1e-8, 0.0, 1.0);  // Adam divides by sqrt(v) + eps
-    o.l2 = r.get_double("l2", 0.0, 0.0, kInf);
-    o.clip_norm = r.get_double("clip_norm", 0.0, 0.0, kInf);
-    const OptimizerConfig d;
+    o.name = r.get_string("name", o.name, {"sgd", "adam"});
+    o.lr = r.get_double_above("lr", o.lr, 0.0, kInf);
+    o.momentum = r.get_double("momentum", o.momentum, 0.0, 0.999999);
+    o.beta1 = r.get_double("beta1", o.beta1, 0.0, 0.999999);
+    o.beta2 = r.get_double("beta2", o.beta2, 0.0, 0.999999999);
+    o.eps = r.get_double_above("eps", o.eps, 0.0, 1.0);  // Adam divides by sqrt(v) + eps
+    o.l2 = r.get_double("l2", o.l2, 0.0, kInf);
+    o.clip_norm = r.get_double("clip_norm", o.clip_norm, 0.0, kInf);
     o.schedule =
-        r.get_string("schedule", d.schedule, {"constant", "step", "exponential", "cosine"});
-    o.decay_epochs = r.get_int("decay_epochs", d.decay_epochs, 1, 1 << 20);
-    o.decay_factor = r.get_double_above("decay_factor", d.decay_factor, 0.0, 1.0);
-    o.min_lr = r.get_double("min_lr", d.min_lr, 0.0, kInf);
-    o.warmup_steps = r.get_int("warmup_steps", d.warmup_steps, 0, kMaxInt);
+        r.get_string("schedule", o.schedule, {"constant", "step", "exponential", "cosine"});
+    o.decay_epochs = r.get_int("decay_epochs", o.decay_epochs, 1, 1 << 20);
+    o.decay_factor = r.get_double_above("decay_factor", o.decay_factor, 0.0, 1.0);
+    o.min_lr = r.get_double("min_lr", o.min_lr, 0.0, kInf);
+    o.warmup_steps = r.get_int("warmup_steps", o.warmup_steps, 0, kMaxInt);
     r.finish();
     if (o.min_lr > o.lr) {
       std::ostringstream msg;
@@ -193,51 +194,51 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
   }
   {
     TableReader r(root.get_table("train"), where + ": train");
-    c.train.batch = r.get_int("batch", 64, 1, 1 << 24);
-    c.train.epochs = r.get_int("epochs", 1, 1, 1 << 20);
-    c.train.max_steps = r.get_int("max_steps", 0, 0, kMaxInt);
-    c.train.seed = static_cast<uint64_t>(r.get_int("seed", 1, 0, kMaxInt));
-    c.train.progress = r.get_bool("progress", true);
-    c.train.nonfinite = r.get_string("nonfinite", TrainConfig{}.nonfinite, {"stop", "skip"});
-    const TrainConfig d;
-    c.train.keep = r.get_string("keep", d.keep, {"last", "best"});
+    c.train.batch = r.get_int("batch", c.train.batch, 1, 1 << 24);
+    c.train.epochs = r.get_int("epochs", c.train.epochs, 1, 1 << 20);
+    c.train.max_steps = r.get_int("max_steps", c.train.max_steps, 0, kMaxInt);
+    c.train.seed =
+        static_cast<uint64_t>(r.get_int("seed", static_cast<int64_t>(c.train.seed), 0, kMaxInt));
+    c.train.progress = r.get_bool("progress", c.train.progress);
+    c.train.nonfinite = r.get_string("nonfinite", c.train.nonfinite, {"stop", "skip"});
+    c.train.keep = r.get_string("keep", c.train.keep, {"last", "best"});
     c.train.keep_metric =
-        r.get_string("keep_metric", d.keep_metric, {"val_loss", "val_accuracy", "val_f1"});
-    c.train.patience = r.get_int("patience", d.patience, 0, 1 << 20);
+        r.get_string("keep_metric", c.train.keep_metric, {"val_loss", "val_accuracy", "val_f1"});
+    c.train.patience = r.get_int("patience", c.train.patience, 0, 1 << 20);
     r.finish();
   }
   {
     TableReader r(root.get_table("distributed"), where + ": distributed");
     auto& d = c.distributed;
-    d.mode = r.get_string("mode", "sync", {"sync", "downpour", "dcasgd"});
-    d.bucket_mb = r.get_double("bucket_mb", 0.25, 1e-6, 2048.0);
-    d.servers = r.get_int("servers", 1, 1, 1 << 20);
-    d.n_fetch = r.get_int("n_fetch", 1, 1, kMaxInt);
-    d.n_push = r.get_int("n_push", 1, 1, kMaxInt);
-    d.dc_lambda = r.get_double("dc_lambda", 0.04, 0.0, kInf);
-    d.dc_adaptive = r.get_bool("dc_adaptive", false);
-    d.dc_lambda0 = r.get_double("dc_lambda0", 2.0, 0.0, kInf);
-    d.dc_ms_decay = r.get_double("dc_ms_decay", 0.95, 0.0, 1.0);
-    d.dc_eps = r.get_double("dc_eps", 1e-7, 1e-30, 1.0);
-    d.poll_us = r.get_double("poll_us", 50.0, 0.0, 1e6);
+    d.mode = r.get_string("mode", d.mode, {"sync", "downpour", "dcasgd"});
+    d.bucket_mb = r.get_double("bucket_mb", d.bucket_mb, 1e-6, 2048.0);
+    d.servers = r.get_int("servers", d.servers, 1, 1 << 20);
+    d.n_fetch = r.get_int("n_fetch", d.n_fetch, 1, kMaxInt);
+    d.n_push = r.get_int("n_push", d.n_push, 1, kMaxInt);
+    d.dc_lambda = r.get_double("dc_lambda", d.dc_lambda, 0.0, kInf);
+    d.dc_adaptive = r.get_bool("dc_adaptive", d.dc_adaptive);
+    d.dc_lambda0 = r.get_double("dc_lambda0", d.dc_lambda0, 0.0, kInf);
+    d.dc_ms_decay = r.get_double("dc_ms_decay", d.dc_ms_decay, 0.0, 1.0);
+    d.dc_eps = r.get_double("dc_eps", d.dc_eps, 1e-30, 1.0);
+    d.poll_us = r.get_double("poll_us", d.poll_us, 0.0, 1e6);
     r.finish();
   }
   {
     TableReader r(root.get_table("profile"), where + ": profile");
     auto& p = c.profile;
-    p.enabled = r.get_bool("enabled", false);
-    p.skip = r.get_int("skip", 0, 0, kMaxInt);
-    p.warmup = r.get_int("warmup", 1, 0, kMaxInt);
-    p.active = r.get_int("active", 20, 1, kMaxInt);
-    p.repeat = r.get_int("repeat", 1, 0, kMaxInt);
+    p.enabled = r.get_bool("enabled", p.enabled);
+    p.skip = r.get_int("skip", p.skip, 0, kMaxInt);
+    p.warmup = r.get_int("warmup", p.warmup, 0, kMaxInt);
+    p.active = r.get_int("active", p.active, 1, kMaxInt);
+    p.repeat = r.get_int("repeat", p.repeat, 0, kMaxInt);
     r.finish();
   }
   {
     TableReader r(root.get_table("checkpoint"), where + ": checkpoint");
     auto& k = c.checkpoint;
-    k.every_steps = r.get_int("every_steps", 0, 0, kMaxInt);
-    k.every_s = r.get_double("every_s", 0.0, 0.0, kInf);
-    k.on_signal = r.get_bool("on_signal", true);
+    k.every_steps = r.get_int("every_steps", k.every_steps, 0, kMaxInt);
+    k.every_s = r.get_double("every_s", k.every_s, 0.0, kInf);
+    k.on_signal = r.get_bool("on_signal", k.on_signal);
     r.finish();
   }
   root.finish();

@@ -16,6 +16,7 @@ struct RunConfig {
   std::string backend = "onednn";
   double watchdog_s = 600;  // bound on any wait for other ranks; 0 = off
   bool on_gpu() const { return backend == "cuda"; }
+  bool operator==(const RunConfig&) const = default;
 };
 
 struct DataConfig {
@@ -27,6 +28,7 @@ struct DataConfig {
   double validation_fraction = 0.0;
   std::string validation_file, validation_group = "/";
   bool has_validation() const { return validation_fraction > 0 || !validation_file.empty(); }
+  bool operator==(const DataConfig&) const = default;
 };
 
 struct OptimizerConfig {
@@ -43,6 +45,7 @@ struct OptimizerConfig {
   double decay_factor = 0.1;  // step, exponential: multiply by this per decay
   double min_lr = 0.0;        // cosine: the floor
   int64_t warmup_steps = 0;   // 0 = no warm-up
+  bool operator==(const OptimizerConfig&) const = default;
 };
 
 struct TrainConfig {
@@ -59,6 +62,7 @@ struct TrainConfig {
   std::string keep = "last";
   std::string keep_metric = "val_loss";  // "val_loss" | "val_accuracy" | "val_f1"
   int64_t patience = 0;  // stop after this many epochs without a better keep_metric; 0 = off
+  bool operator==(const TrainConfig&) const = default;
 };
 
 struct DistributedConfig {
@@ -75,6 +79,7 @@ struct DistributedConfig {
   double dc_eps = 1e-7;
   double poll_us = 50;  // servers: pause between progress polls
   bool async() const { return mode != "sync"; }
+  bool operator==(const DistributedConfig&) const = default;
 };
 
 // Per-layer tracing on the schedule of the framework profilers: after `skip` steps, cycles
@@ -85,6 +90,7 @@ struct ProfileConfig {
   int64_t warmup = 1;
   int64_t active = 20;
   int64_t repeat = 1;
+  bool operator==(const ProfileConfig&) const = default;
 };
 
 // Checkpoints (checkpoint.h5 in the run directory, the one before kept as
@@ -94,6 +100,7 @@ struct CheckpointConfig {
   int64_t every_steps = 0;  // 0 = off
   double every_s = 0;       // 0 = off
   bool on_signal = true;
+  bool operator==(const CheckpointConfig&) const = default;
 };
 
 }  // namespace hpdl
