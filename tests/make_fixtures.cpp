@@ -75,6 +75,11 @@ int main(int argc, char** argv) {
                                   << "[optimizer]\nname = \"adam\"\nlr = 0.01\n"
                                   << "[train]\nbatch = 16\nepochs = 3\nprogress = false\n";
   std::ofstream(d + "/malformed.toml") << "[model\ninput = [1, 8\n";
+  // Keys nested 100,000 parts deep (toml++ recurses once per part): a dotted key, a header.
+  std::string deep = "a";
+  for (int i = 1; i < 100000; ++i) deep += ".a";
+  std::ofstream(d + "/deep_key.toml") << deep << " = 1\n";
+  std::ofstream(d + "/deep_header.toml") << "[" << deep << "]\n";
   // The first half of a good file: its datasets end past the end of the file.
   {
     const auto bytes = std::filesystem::file_size(d + "/train.h5");

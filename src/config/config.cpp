@@ -12,12 +12,21 @@
 #include "hpdl/config/table_reader.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/input_file.hpp"
+#include "key_depth.hpp"
 
 namespace hpdl {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kMaxInt = std::numeric_limits<int64_t>::max();
+
+std::string read_text(const std::string& path, const std::string& where) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(where + ": cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 // "a.b.c=value": sets t[a][b][c], creating tables as needed; a number indexes an
 // existing array ("model.layers.1.hidden=64" sets the second layer's hidden size).
@@ -62,6 +71,7 @@ void apply_override(toml::table& root, const std::string& item, const std::strin
   }
   // The value is parsed as TOML ("0.1", "true", "[1, 28, 28]", "\"adam\""); a bare word
   // that is not valid TOML (adam) is taken as a string.
+  check_key_depth(text, where + ": --set " + key);
   try {
     toml::table parsed = toml::parse("v = " + text);
     table->insert_or_assign(path.back(), std::move(*parsed.get("v")));
@@ -89,8 +99,10 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   const std::string where = "config " + path;
   if (!std::filesystem::exists(path)) throw Error(where + ": file not found");
   require_input_file(path, "config");
+  const std::string text = read_text(path, where);
+  check_key_depth(text, where);
   try {
-    c.resolved = toml::parse_file(path);
+    c.resolved = toml::parse(text, path);
   } catch (const toml::parse_error& err) {
     throw Error(where + ":" + std::to_string(err.source().begin.line) +
                 ": malformed TOML: " + std::string(err.description()));
@@ -103,6 +115,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 Config config_from_text(const std::string& text, const std::string& where) {
   Config c;
   c.source = where;
+  check_key_depth(text, where);
   try {
     c.resolved = toml::parse(text);
   } catch (const toml::parse_error& err) {
