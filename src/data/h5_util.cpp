@@ -68,13 +68,24 @@ H5Id h5_open_file(const std::string& path) {
 }
 
 H5Id h5_create_file(const std::string& path) {
-  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  // Attributes of any size: dense attribute storage (the 1.8 file format, read by every
+  // HDF5 since 1.8 and h5py) instead of the object header, whose attributes end at 64 KiB
+  // (a config of a few thousand layers is larger). Groups created in it inherit nothing:
+  // h5_create_group asks the same.
+  H5Id fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+  H5Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!fcpl.valid() || !fapl.valid() || H5Pset_attr_phase_change(fcpl.get(), 0, 0) < 0 ||
+      H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0)
+    throw Error("cannot create HDF5 file " + path + ": " + h5_error_text());
+  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get());
   if (f < 0) throw Error("cannot create HDF5 file " + path + ": " + h5_error_text());
   return H5Id(f, H5Fclose);
 }
 
 H5Id h5_create_group(hid_t loc, const std::string& name) {
-  const hid_t g = H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Id gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+  HPDL_CHECK_H5(H5Pset_attr_phase_change(gcpl.get(), 0, 0));  // dense: attributes of any size
+  const hid_t g = H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT);
   if (g < 0) fail_call(__FILE__, __LINE__, "H5Gcreate2(" + name + ")", h5_error_text());
   return H5Id(g, H5Gclose);
 }
