@@ -63,6 +63,11 @@ int main(int argc, char** argv) {
   check_cmd->add_option("config", check_config, "TOML config file")->required();
   check_cmd->add_option("--set", check_sets, "Override a config key (repeatable)")
       ->allow_extra_args(false);
+  int check_ranks = 0;
+  check_cmd
+      ->add_option("-n,--ranks", check_ranks,
+                   "The job's rank count (default: the fewest the mode runs on)")
+      ->check(CLI::PositiveNumber);
 
   hpdl::EvalArgs eval;
   CLI::App* eval_cmd = app.add_subcommand(
@@ -130,7 +135,7 @@ int main(int argc, char** argv) {
   if (*har) return hpdl::cmd_convert_uci_har(dir, out);
   if (*time_cmd) return hpdl::cmd_time(time);
   if (*summary) return hpdl::cmd_trace_summary(run_dir);
-  if (*check_cmd) return hpdl::cmd_check(check_config, check_sets);
+  if (*check_cmd) return hpdl::cmd_check(check_config, check_sets, check_ranks);
   if (*eval_cmd) return hpdl::cmd_eval(eval, &argc, &argv);
   if (*calib_cmd) return hpdl::cmd_calibrate(calib, &argc, &argv);
   if (*pred_cmd) return hpdl::cmd_predict(pred);

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   write_split(d + "/wrong_shape.h5", 64, {3, 8, 8}, true);
   write_split(d + "/no_y.h5", 64, {1, 8, 8}, false);
   write_split(d + "/wrong_rank.h5", 64, {64}, true);
+  write_split(d + "/empty.h5", 0, {1, 8, 8}, true);
   write_split(d + "/three.h5", 3, {1, 8, 8}, true);
   // Finite (it passes validation) but so large that the forward pass overflows: the step
   // that meets row 45 has a non-finite loss and gradient.

@@ -2,7 +2,8 @@
 // without MPI or a run directory: the config and overrides, the model, the data files
 // with the same checks as training (prepare_split: sample shape, normalisation statistics;
 // H5Split::validate over every row: labels and finite inputs). Sweep submission runs it on
-// every grid line before queueing anything.
+// every grid line before queueing anything. --ranks N adds the checks that depend on the
+// job's size (samples per rank, batch, parameter-server layout), by the code train runs.
 #include <cstdio>
 
 #include "hpdl/builder/builder.hpp"
@@ -12,10 +13,11 @@
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/data_splits.hpp"
+#include "hpdl/run/job_layout.hpp"
 
 namespace hpdl {
 
-int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
+int cmd_check(const std::string& config, const std::vector<std::string>& sets, int ranks) {
   try {
     h5_quiet();
     const Config cfg = load_config(config, sets);
@@ -23,6 +25,12 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
     // login node without a GPU; whether its backend runs here is reported on its own line.
     const auto model = build_model(cfg.model, cfg.train.batch, "reference");
     const DataSplits splits = open_splits(cfg);
+    // The job-size checks train makes on each rank, here for every rank of the job.
+    if (ranks == 0) ranks = minimum_ranks(cfg);
+    for (int r = 0; r < ranks; ++r) {
+      check_job_layout(cfg, *splits.train, r, ranks);
+      if (!cfg.distributed.async()) break;  // sync: the same on every rank
+    }
     std::string data;
     for (const auto& [name, split] :
          {std::pair{"train", splits.train.get()}, std::pair{"validation", splits.validation.get()},
@@ -33,8 +41,8 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
       data += std::string(" | ") + name + " " + split->where() + ": " +
               std::to_string(split->size()) + " samples";
     }
-    std::printf("ok: %s: %lld parameters, %s%s\n", config.c_str(),
-                static_cast<long long>(model->num_params()), cfg.distributed.mode.c_str(),
+    std::printf("ok: %s: %lld parameters, %s on %d rank(s)%s\n", config.c_str(),
+                static_cast<long long>(model->num_params()), cfg.distributed.mode.c_str(), ranks,
                 data.c_str());
     const std::string why_not = backend_unavailable(cfg.run.backend);
     std::printf(

@@ -20,8 +20,12 @@ DataSplits open_splits(const Config& cfg) {
     s.validation = std::make_unique<H5Split>(d.validation_file, d.validation_group);
   }
   if (!d.test_file.empty()) s.test = std::make_unique<H5Split>(d.test_file, d.test_group);
-  for (H5Split* split : {s.train.get(), s.validation.get(), s.test.get()})
-    if (split) prepare_split(*split, cfg.model.input, d.normalize);
+  for (H5Split* split : {s.train.get(), s.validation.get(), s.test.get()}) {
+    if (!split) continue;
+    // A metric over no sample would read as measured (accuracy 0.0000).
+    HPDL_REQUIRE(split->size() > 0, split->where() + " holds no samples");
+    prepare_split(*split, cfg.model.input, d.normalize);
+  }
   return s;
 }
 

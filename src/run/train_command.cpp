@@ -18,6 +18,7 @@
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/data_splits.hpp"
 #include "hpdl/run/device_choice.hpp"
+#include "hpdl/run/job_layout.hpp"
 #include "hpdl/run/manifest.hpp"
 #include "hpdl/run/mpi_command.hpp"
 #include "hpdl/run/progress.hpp"
@@ -33,19 +34,6 @@ namespace hpdl {
 namespace {
 
 // Parameter-server modes: at least one server and one worker, and a batch for every worker.
-void check_parameter_server_layout(const Config& cfg, const Comm& comm, int64_t rows) {
-  const auto& d = cfg.distributed;
-  HPDL_REQUIRE(comm.size() >= 2, "distributed.mode = \"" + d.mode +
-                                     "\" needs at least 2 ranks (1 server and 1 worker), got " +
-                                     std::to_string(comm.size()));
-  HPDL_REQUIRE(d.servers < comm.size(),
-               "distributed.servers = " + std::to_string(d.servers) + " leaves no worker among " +
-                   std::to_string(comm.size()) + " ranks (servers must be < ranks)");
-  const int workers = comm.size() - static_cast<int>(d.servers);
-  if (comm.rank() >= d.servers)
-    ShardPlan(rows, cfg.train.batch, comm.rank() - static_cast<int>(d.servers), workers);
-}
-
 // Everything training needs, built in stages that all ranks pass or fail together.
 struct TrainSetup {
   Config cfg;
@@ -148,17 +136,7 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   on_all_ranks(comm, watchdog, [&] {
     h5_quiet();
     s.data = open_splits(cfg);
-    const H5Split& train = *s.data.train;
-    HPDL_REQUIRE(train.size() >= comm.size(),
-                 "more ranks (" + std::to_string(comm.size()) + ") than training samples (" +
-                     std::to_string(train.size()) + ") in " + train.where());
-    if (cfg.distributed.async()) {
-      check_parameter_server_layout(cfg, comm, train.size());
-      s.local_batch = cfg.train.batch;  // every worker's own batch
-    } else {
-      s.local_batch =
-          BatchPlan(train.size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
-    }
+    s.local_batch = check_job_layout(cfg, *s.data.train, comm.rank(), comm.size());
   });
   // Every rank checks its block of each split for bad labels and NaN/Inf.
   on_all_ranks(comm, watchdog, [&] {

@@ -64,6 +64,6 @@ int cmd_trace_summary(const std::string& run_dir);
 // No MPI: loads and checks a config, its model and data files, as train would.
 // No MPI: step time, samples/s and efficiency at other rank counts (predict/predictor.hpp).
 int cmd_predict(const PredictArgs& args);
-int cmd_check(const std::string& config, const std::vector<std::string>& sets);
+int cmd_check(const std::string& config, const std::vector<std::string>& sets, int ranks = 0);
 
 }  // namespace hpdl

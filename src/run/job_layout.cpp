@@ -1,0 +1,31 @@
+#include "hpdl/run/job_layout.hpp"
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/data/sampler.hpp"
+
+namespace hpdl {
+
+int minimum_ranks(const Config& cfg) {
+  return cfg.distributed.async() ? static_cast<int>(cfg.distributed.servers) + 1 : 1;
+}
+
+int64_t check_job_layout(const Config& cfg, const H5Split& train, int rank, int ranks) {
+  HPDL_REQUIRE(train.size() >= ranks, "more ranks (" + std::to_string(ranks) +
+                                          ") than training samples (" +
+                                          std::to_string(train.size()) + ") in " + train.where());
+  if (!cfg.distributed.async())
+    return BatchPlan(train.size(), cfg.train.batch, rank, ranks).local_batch();
+  const auto& d = cfg.distributed;
+  HPDL_REQUIRE(ranks >= 2, "distributed.mode = \"" + d.mode +
+                               "\" needs at least 2 ranks (1 server and 1 worker), got " +
+                               std::to_string(ranks));
+  HPDL_REQUIRE(d.servers < ranks, "distributed.servers = " + std::to_string(d.servers) +
+                                      " leaves no worker among " + std::to_string(ranks) +
+                                      " ranks (servers must be < ranks)");
+  const int workers = ranks - static_cast<int>(d.servers);
+  if (rank >= d.servers)
+    ShardPlan(train.size(), cfg.train.batch, rank - static_cast<int>(d.servers), workers);
+  return cfg.train.batch;  // every worker's own batch
+}
+
+}  // namespace hpdl
