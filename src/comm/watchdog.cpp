@@ -76,12 +76,22 @@ void Watchdog::poll() {
 }
 
 void Watchdog::expire(double waited, const std::string& late) const {
-  std::fprintf(stderr,
-               "hpdl: error: rank %d waited %.0f s in %s at step %lld (limit run.watchdog_s = "
-               "%.0f s): %s\n",
-               rank_, waited, op_.load(), static_cast<long long>(step_.load()), limit_s_.load(),
-               late.empty() ? "another rank is late or gone" : late.c_str());
+  // The thread and the main thread may both find the limit passed: one ends the process.
+  if (expiring_.exchange(true)) {
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+    std::_Exit(3);
+  }
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "rank %d waited %.0f s in %s at step %lld (limit run.watchdog_s = %.0f s): ", rank_,
+                waited, op_.load(), static_cast<long long>(step_.load()), limit_s_.load());
+  const std::string error = line + (late.empty() ? "another rank is late or gone" : late);
+  std::fprintf(stderr, "hpdl: error: %s\n", error.c_str());
   std::fflush(stderr);
+  if (hook_) try {
+      hook_(error);
+    } catch (...) {  // the line above is what counts; the files are a courtesy
+    }
   std::_Exit(3);
 }
 

@@ -300,6 +300,13 @@ int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     report = std::make_unique<RunReport>(*s.out, std::move(manifest), s.cfg, *s.model,
                                          s.data.view(), comm.size(), s.local_batch);
   }
+  // A wait that outlasts run.watchdog_s on rank 0 ends the process: its manifest and log
+  // say so first.
+  if (report) watchdog.on_expire([&report](const std::string& error) { report->failed(error); });
+  struct Unhook {
+    Watchdog& w;
+    ~Unhook() { w.on_expire(nullptr); }
+  } unhook{watchdog};
   try {
     return run_training(s, comm, watchdog, report.get());
   } catch (const std::exception& e) {

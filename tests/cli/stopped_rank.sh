@@ -5,6 +5,7 @@
 # arrived are not named) and Downpour (1 server + 1 worker, the worker stopped: the
 # server's loop is bounded too). Prints the time from the stop to the end (the target is the
 # bound + 5 s; the test fails only past bound + 15 s, so a loaded machine does not fail it).
+# The run directory's manifest says "failed" with the same error, and log.txt has it.
 # Usage: stopped_rank.sh MPIRUN HPDL FIXTURES
 set -u
 mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
@@ -47,6 +48,14 @@ check() {  # NAME RANKS VICTIM REGEX EXTRA-ARGS...
   local lines
   lines=$(grep -c "hpdl: error:" "$log")
   [ "$lines" -eq 1 ] || { echo "FAIL: $name: $lines error lines, not one"; cat "$log"; exit 1; }
+  # The run directory says how it ended: the manifest "failed" with the error, the log too.
+  /usr/bin/python3 - "$fx/outputs/$name/manifest.json" "$regex" <<'PY' || { echo "FAIL: $name: manifest"; exit 1; }
+import json, re, sys
+m = json.load(open(sys.argv[1]))
+assert m["status"] == "failed", m["status"]
+assert re.search(sys.argv[2], m["error"]), m.get("error")
+PY
+  grep -q "error: rank 0 waited" "$fx/outputs/$name/log.txt" || { echo "FAIL: $name: log.txt has no error"; exit 1; }
   echo "$name: rank $rank stopped -> job ended in ${took} s (bound ${bound} s), exit $rc: $(grep -E "$regex" "$log" | head -1)"
   awk -v t="$took" -v b=$bound 'BEGIN { exit !(t <= b + 15) }' || { echo "FAIL: $name: took longer than the bound + 15 s"; exit 1; }
 }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -36,6 +37,11 @@ class Watchdog {
   // From the main thread inside a wait loop: ends the process, naming the late ranks, once
   // the armed wait has outlasted the limit.
   void poll();
+  // Runs once, with the error (without "hpdl: error: "), when a wait has outlasted the limit,
+  // just before the process ends: the run directory's manifest and log say how it ended.
+  // From the watchdog's thread or the main thread; nullptr removes it. Set while no wait is
+  // armed.
+  void on_expire(std::function<void(const std::string&)> hook) { hook_ = std::move(hook); }
 
  private:
   void watch();
@@ -54,6 +60,8 @@ class Watchdog {
   std::atomic<int64_t> frozen_ns_{0};     // running_ns(): time the process was frozen
   std::atomic<bool> naming_{false};       // poll() is reading the board
   ProgressBoard* board_ = nullptr;        // written under mu_, which the thread holds while awake
+  std::function<void(const std::string&)> hook_;
+  mutable std::atomic<bool> expiring_{false};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
