@@ -25,17 +25,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-// Columns of an evaluation that did not run after an epoch are left empty.
-constexpr const char* kMetricsHeader =
-    "epoch,steps,train_loss,test_loss,test_accuracy,test_f1,samples_per_s,epoch_s,train_s,"
-    "elapsed_s,lr,val_loss,val_accuracy,val_f1";
-
-std::string cell(bool present, double v) {
-  std::ostringstream os;
-  if (present) os << v;
-  return os.str();
-}
-
 }  // namespace
 
 void save_model(const std::string& path, Model& model, const std::string& config_toml) {
@@ -122,13 +111,7 @@ void RunReport::server_epoch(const ServerProgress& p) {
 }
 
 void RunReport::metrics_row(const EpochStats& st) {
-  std::ostringstream row;
-  row << st.epoch << "," << st.steps << "," << st.train_loss << "," << cell(st.tested, st.test_loss)
-      << "," << cell(st.tested, st.test_accuracy) << "," << cell(st.tested, st.test_f1) << ","
-      << st.samples_per_s << "," << st.epoch_s << "," << st.train_s << "," << st.elapsed_s << ","
-      << st.lr << "," << cell(st.validated, st.val_loss) << ","
-      << cell(st.validated, st.val_accuracy) << "," << cell(st.validated, st.val_f1);
-  dir_.metrics_row(kMetricsHeader, row.str());
+  dir_.metrics_row(epoch_csv_header(), epoch_csv_row(st));
 }
 
 void RunReport::training_starts() {

@@ -15,11 +15,13 @@
 namespace hpdl {
 namespace {
 
-// Format 2 added the learning rate and the validation columns to the history; format 1
-// checkpoints (10 history columns) are still read.
-constexpr const char* kFormat = "hpdl-checkpoint-2";
+// Format 3 names the history's columns (attribute history_columns: EpochStats' field
+// table) and is read back by name; formats 2 (16 positional columns: the learning rate and
+// validation added) and 1 (10) are still read.
+constexpr const char* kFormat = "hpdl-checkpoint-3";
+constexpr const char* kFormat2 = "hpdl-checkpoint-2";
 constexpr const char* kFormat1 = "hpdl-checkpoint-1";
-constexpr int kHistoryCols = 16, kHistoryCols1 = 10;
+constexpr int kHistoryCols2 = 16, kHistoryCols1 = 10;
 
 // Identity and position as one JSON attribute: small, and read back field by field.
 nlohmann::json header_of(const Checkpoint& c) {
@@ -56,18 +58,8 @@ void set_header(Checkpoint& c, const nlohmann::json& h) {
   c.extra = h.value("extra", nlohmann::json());
 }
 
-std::vector<double> history_rows(const std::vector<EpochStats>& h) {
-  std::vector<double> rows;
-  for (const auto& s : h) {
-    rows.insert(rows.end(),
-                {double(s.epoch), double(s.steps), s.train_loss, s.test_loss, s.test_accuracy,
-                 s.test_f1, s.epoch_s, s.samples_per_s, s.train_s, s.elapsed_s, s.lr,
-                 double(s.tested), double(s.validated), s.val_loss, s.val_accuracy, s.val_f1});
-  }
-  return rows;
-}
-
-std::vector<EpochStats> history_of(const std::vector<double>& rows, size_t cols = kHistoryCols) {
+// The history of a format 1 or 2 checkpoint: positional columns.
+std::vector<EpochStats> legacy_history(const std::vector<double>& rows, size_t cols) {
   std::vector<EpochStats> h;
   for (size_t i = 0; i + cols <= rows.size(); i += cols) {
     const double* r = rows.data() + i;
@@ -76,7 +68,7 @@ std::vector<EpochStats> history_of(const std::vector<double>& rows, size_t cols 
     s.train_loss = r[2], s.test_loss = r[3], s.test_accuracy = r[4], s.test_f1 = r[5];
     s.epoch_s = r[6], s.samples_per_s = r[7], s.train_s = r[8], s.elapsed_s = r[9];
     s.tested = true;  // format 1: the test split, if any, was evaluated every epoch
-    if (cols == kHistoryCols) {
+    if (cols == kHistoryCols2) {
       s.lr = r[10], s.tested = r[11] != 0, s.validated = r[12] != 0;
       s.val_loss = r[13], s.val_accuracy = r[14], s.val_f1 = r[15];
     }
@@ -187,8 +179,10 @@ uint64_t write_checkpoint(const std::string& path, const Checkpoint& c) {
         h5_write_attr(f, "format", kFormat);
         h5_write_attr(f, "header", header_of(c).dump());
         if (!c.config.empty()) h5_write_attr(f, "config", c.config);
-        const std::vector<double> rows = history_rows(c.history);
-        h5_write(f, "history", rows.data(), {hsize_t(c.history.size()), hsize_t(kHistoryCols)});
+        const std::vector<double> rows = epoch_values(c.history);
+        h5_write(f, "history", rows.data(),
+                 {hsize_t(c.history.size()), hsize_t(epoch_fields().size())});
+        h5_write_attr(f, "history_columns", epoch_field_names());
         h5_write(f, "params", c.params.data(), {hsize_t(c.params.size())});
         H5Id b = h5_create_group(f, "buffers");
         for (const auto& [name, v] : c.buffers)
@@ -207,13 +201,15 @@ Checkpoint read_checkpoint(const std::string& path) {
   try {
     H5Id f = h5_open_file(path);
     const std::string format = h5_read_string_attr(f.get(), "format");
-    if (format != kFormat && format != kFormat1)
+    if (format != kFormat && format != kFormat2 && format != kFormat1)
       throw Error("it is not an hpdl checkpoint (no format attribute '" + std::string(kFormat) +
                   "')");
     set_header(c, nlohmann::json::parse(h5_read_string_attr(f.get(), "header")));
     c.config = h5_read_string_attr(f.get(), "config");  // "" in checkpoints before it was kept
-    c.history = history_of(h5_read_doubles(f.get(), "history"),
-                           format == kFormat ? kHistoryCols : kHistoryCols1);
+    const std::vector<double> history = h5_read_doubles(f.get(), "history");
+    c.history = format == kFormat
+                    ? epochs_from(h5_read_string_list_attr(f.get(), "history_columns"), history)
+                    : legacy_history(history, format == kFormat2 ? kHistoryCols2 : kHistoryCols1);
     c.params = h5_read_floats(f.get(), "params");
     for (const char* group : {"buffers", "counters"}) {
       H5Id g(H5Gopen2(f.get(), group, H5P_DEFAULT), H5Gclose);
@@ -246,7 +242,7 @@ void broadcast_checkpoint(const Comm& comm, Checkpoint& c) {
   std::string text;
   if (comm.rank() == 0) {
     nlohmann::json j = header_of(c);
-    j["history"] = history_rows(c.history);
+    j["history"] = epoch_values(c.history);
     j["params"] = c.params.size();
     for (const auto& [name, v] : c.buffers) j["buffers"].push_back({name, v.size()});
     for (const auto& [name, v] : c.counters) j["counters"][name] = v;
@@ -260,7 +256,7 @@ void broadcast_checkpoint(const Comm& comm, Checkpoint& c) {
   if (comm.rank() != 0) {
     const auto j = nlohmann::json::parse(text);
     set_header(c, j);
-    c.history = history_of(j["history"].get<std::vector<double>>());
+    c.history = epochs_from(epoch_field_names(), j["history"].get<std::vector<double>>());
     c.buffers.clear();
     if (j.contains("buffers"))
       for (const auto& b : j["buffers"]) c.buffers.push_back({b[0], {}});
