@@ -59,7 +59,7 @@ batch = 10
 struct AsyncResult {
   std::vector<float> params;
   std::vector<EpochStats> history;
-  nlohmann::json report;  // this rank's worker report (null on servers)
+  WorkerReport report;  // this rank's worker report (empty on servers)
   int64_t pushes = 0;
 };
 
@@ -180,6 +180,32 @@ INSTANTIATE_TEST_SUITE_P(Models, OneWorker,
                          ::testing::Combine(::testing::Values("conv", "har"),
                                             ::testing::Values("onednn", "reference")));
 
+// The workers' reports reach rank 0 as bytes, whole: totals and histograms of any length,
+// in rank order, servers' empty places left out.
+TEST(WorkerReports, GatherToRankZeroInRankOrder) {
+  Comm world(MPI_COMM_WORLD);
+  WorkerReport mine;
+  if (world.rank() % 2 == 1) {  // the odd ranks play workers
+    mine.totals.rank = world.rank();
+    mine.totals.pushes = 10 + world.rank();
+    mine.totals.staleness_mean = 0.5 * world.rank();
+    mine.staleness_histogram.assign(static_cast<size_t>(world.rank()), world.rank());
+  }
+  const std::vector<WorkerReport> all = gather_worker_reports(world, mine);
+  if (world.rank() != 0) {
+    EXPECT_TRUE(all.empty());
+    return;
+  }
+  ASSERT_EQ(static_cast<int>(all.size()), world.size() / 2);
+  for (size_t k = 0; k < all.size(); ++k) {
+    const int r = static_cast<int>(2 * k + 1);
+    EXPECT_EQ(all[k].totals.rank, r);
+    EXPECT_EQ(all[k].totals.pushes, 10 + r);
+    EXPECT_DOUBLE_EQ(all[k].totals.staleness_mean, 0.5 * r);
+    EXPECT_EQ(all[k].staleness_histogram, std::vector<int64_t>(static_cast<size_t>(r), r));
+  }
+}
+
 TEST(OneWorkerSchedule, DcAsgdWithZeroLambdaEqualsDownpour) {
   Comm world(MPI_COMM_WORLD);
   if (world.size() < 2) GTEST_SKIP() << "needs a server and a worker";
@@ -200,13 +226,13 @@ TEST(OneWorkerSchedule, DcAsgdWithZeroLambdaEqualsDownpour) {
   EXPECT_GT(max_diff(dc.params, downpour.params), 1e-7);
   EXPECT_GT(max_diff(adaptive.params, downpour.params), 1e-7);
   for (float v : adaptive.params) ASSERT_TRUE(std::isfinite(v));
-  if (!downpour.report.is_null()) {
+  if (downpour.report.is_worker()) {
     // 2 epochs x 4 steps, a pull every 3 steps (steps 0, 3, 6 and again at 8? no: 0,3,6),
     // a push every 2 steps and at each epoch's end.
-    EXPECT_EQ(downpour.report["pulls"], 3);
-    EXPECT_EQ(downpour.report["pushes"], 4);
+    EXPECT_EQ(downpour.report.totals.pulls, 3);
+    EXPECT_EQ(downpour.report.totals.pushes, 4);
     // One worker: its own pushes between a pull and a push are not staleness.
-    const auto hist = downpour.report["staleness_histogram"].get<std::vector<int64_t>>();
+    const std::vector<int64_t>& hist = downpour.report.staleness_histogram;
     ASSERT_EQ(hist.size(), 1u);
     EXPECT_EQ(hist[0], 4);
   }
@@ -244,7 +270,7 @@ TEST(SeveralWorkers, UnevenSlicesAllFinish) {
       std::vector<float> r0 = r.params;
       MPI_Bcast(r0.data(), static_cast<int>(r0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
       EXPECT_EQ(r0, r.params) << "rank " << world.rank() << " holds other parameters";
-      if (!r.report.is_null()) EXPECT_EQ(r.report["pushes"], r.report["steps"]);
+      if (r.report.is_worker()) EXPECT_EQ(r.report.totals.pushes, r.report.totals.steps);
     }
   }
 }

@@ -169,7 +169,7 @@ void RunReport::failed(const std::string& error) {
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
 }
 
-void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers,
+void RunReport::parameter_server(const Config& cfg, const std::vector<WorkerReport>& workers,
                                  const std::vector<int64_t>& pushes_at_first_done) {
   std::ostringstream csv, hist;
   csv << "rank,steps,pulls,pushes,pull_s,push_s,server_wait_s,max_push_s,work_s,rma_fraction,"
@@ -178,22 +178,21 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::
   double max_push = 0;
   hist << "rank,staleness,pushes\n";
   std::vector<int64_t> all;  // the histogram over all workers
-  for (const auto& w : workers) {
-    const double pulls = std::max<double>(w["pulls"].get<double>(), 1);
-    const double n_push = std::max<double>(w["pushes"].get<double>(), 1);
-    csv << w["rank"] << "," << w["steps"] << "," << w["pulls"] << "," << w["pushes"] << ","
-        << w["pull_s"] << "," << w["push_s"] << "," << w["server_wait_s"] << "," << w["max_push_s"]
-        << "," << w["work_s"] << "," << w["rma_fraction"] << ","
-        << 1e3 * w["pull_s"].get<double>() / pulls << ","
-        << 1e3 * w["push_s"].get<double>() / n_push << "," << w["staleness_mean"] << ","
-        << w["staleness_p95"] << ","
+  for (const WorkerReport& r : workers) {
+    const WorkerTotals& w = r.totals;
+    const double pulls = std::max<double>(double(w.pulls), 1);
+    const double n_push = std::max<double>(double(w.pushes), 1);
+    csv << w.rank << "," << w.steps << "," << w.pulls << "," << w.pushes << "," << w.pull_s << ","
+        << w.push_s << "," << w.server_wait_s << "," << w.max_push_s << "," << w.work_s << ","
+        << w.rma_fraction << "," << 1e3 * w.pull_s / pulls << "," << 1e3 * w.push_s / n_push << ","
+        << w.staleness_mean << "," << w.staleness_p95 << ","
         << (k < pushes_at_first_done.size() ? std::to_string(pushes_at_first_done[k]) : "") << "\n";
     ++k;
-    max_push = std::max(max_push, w["max_push_s"].get<double>());
-    const auto h = w["staleness_histogram"].get<std::vector<int64_t>>();
+    max_push = std::max(max_push, w.max_push_s);
+    const std::vector<int64_t>& h = r.staleness_histogram;
     if (all.size() < h.size()) all.resize(h.size(), 0);
     for (size_t t = 0; t < h.size(); ++t) {
-      if (h[t]) hist << w["rank"] << "," << t << "," << h[t] << "\n";
+      if (h[t]) hist << w.rank << "," << t << "," << h[t] << "\n";
       all[t] += h[t];
     }
   }
@@ -201,7 +200,7 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<nlohmann::
   const double mean = stale.mean;
   const int64_t p95 = stale.p95;
   double rma = 0;
-  for (const auto& w : workers) rma += w["rma_fraction"].get<double>();
+  for (const WorkerReport& r : workers) rma += r.totals.rma_fraction;
   rma /= std::max<size_t>(workers.size(), 1);
   dir_.write_atomically("ps_workers.csv", csv.str());
   dir_.write_atomically("staleness.csv", hist.str());

@@ -272,17 +272,12 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
     return kExitCheckpointed;
   }
   if (ps) {
-    std::vector<std::string> reports;
+    std::vector<WorkerReport> workers;
     {
       WatchdogScope guard(watchdog, "worker report gather", ps->steps());
-      reports = comm.allgather(ps->worker_report().dump());
+      workers = gather_worker_reports(comm, ps->worker_report());
     }
-    if (report) {
-      std::vector<nlohmann::json> workers;
-      for (const auto& r : reports)
-        if (auto j = nlohmann::json::parse(r); !j.is_null()) workers.push_back(std::move(j));
-      report->parameter_server(s.cfg, workers, ps->pushes_at_first_done());
-    }
+    if (report) report->parameter_server(s.cfg, workers, ps->pushes_at_first_done());
   }
   finish(history, trainer->final_model(), trainer->last_confusion(), trainer->steps());
   return 0;

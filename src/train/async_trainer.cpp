@@ -179,8 +179,8 @@ std::vector<EpochStats> AsyncTrainer::evaluate_snapshots(const TrainHooks& hooks
   return history;
 }
 
-nlohmann::json AsyncTrainer::worker_report() const {
-  return worker_ ? worker_->report() : nlohmann::json(nullptr);
+WorkerReport AsyncTrainer::worker_report() const {
+  return worker_ ? worker_->report() : WorkerReport{};
 }
 
 std::vector<int64_t> AsyncTrainer::pushes_at_first_done() const {

@@ -193,22 +193,20 @@ void PsWorker::restore(const Checkpoint& c) {
     v->resize(ctx_.cfg.train.epochs, 0.0);
 }
 
-nlohmann::json PsWorker::report() const {
+WorkerReport PsWorker::report() const {
   const StalenessSummary stale = summarize_staleness(rma_.staleness);
-  return {{"rank", ctx_.comm.rank()},
-          {"steps", pos_.step},
-          {"pulls", rma_.pulls},
-          {"pushes", rma_.pushes},
-          {"pull_s", rma_.pull_s},
-          {"push_s", rma_.push_s},
-          {"server_wait_s", rma_.server_wait_s},
-          {"max_push_s", rma_.max_push_s},
-          {"work_s", work_s_},
-          {"rma_fraction", work_s_ > 0 ? (rma_.pull_s + rma_.push_s) / work_s_ : 0.0},
-          {"staleness_mean", stale.mean},
-          {"staleness_p95", stale.p95},
-          {"staleness_histogram", rma_.staleness},
-          {"nonfinite_skipped", guard_.skipped()}};
+  WorkerReport r;
+  WorkerTotals& t = r.totals;
+  t.rank = ctx_.comm.rank();
+  t.steps = pos_.step, t.pulls = rma_.pulls, t.pushes = rma_.pushes;
+  t.pull_s = rma_.pull_s, t.push_s = rma_.push_s;
+  t.server_wait_s = rma_.server_wait_s, t.max_push_s = rma_.max_push_s;
+  t.work_s = work_s_;
+  t.rma_fraction = work_s_ > 0 ? (rma_.pull_s + rma_.push_s) / work_s_ : 0.0;
+  t.staleness_mean = stale.mean, t.staleness_p95 = stale.p95;
+  t.nonfinite_skipped = guard_.skipped();
+  r.staleness_histogram = rma_.staleness;
+  return r;
 }
 
 }  // namespace hpdl

@@ -13,6 +13,7 @@
 #include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/model_selection.hpp"
 #include "hpdl/train/trainer.hpp"
+#include "hpdl/train/worker_report.hpp"
 
 namespace hpdl {
 
@@ -45,7 +46,7 @@ class RunReport {
   // Parameter-server modes: one report per worker (AsyncTrainer::worker_report) and every
   // worker's pushes when the first one finished (the fairness figure; empty: not seen);
   // writes ps_workers.csv and staleness.csv, logs a summary and adds it to the manifest.
-  void parameter_server(const Config& cfg, const std::vector<nlohmann::json>& workers,
+  void parameter_server(const Config& cfg, const std::vector<WorkerReport>& workers,
                         const std::vector<int64_t>& pushes_at_first_done);
   // Logs what the trace writer wrote and adds it to the manifest.
   void profile(const ProfileConfig& cfg, const TraceSummary& t);

@@ -37,6 +37,7 @@
 #include "hpdl/train/ps_server.hpp"
 #include "hpdl/train/ps_worker.hpp"
 #include "hpdl/train/trainer.hpp"
+#include "hpdl/train/worker_report.hpp"
 
 namespace hpdl {
 
@@ -59,7 +60,7 @@ class AsyncTrainer final : public Trainer {
   int64_t total_pushes() const { return total_pushes_; }
   int64_t steps() const override { return total_pushes_; }
   // This worker's push/pull counts, times and staleness histogram (null on servers).
-  nlohmann::json worker_report() const;
+  WorkerReport worker_report() const;  // a server's: empty
   // Rank 0: every worker's pushes applied when the first worker finished (worker order).
   std::vector<int64_t> pushes_at_first_done() const;
 

@@ -20,6 +20,7 @@
 #include "hpdl/train/passes.hpp"
 #include "hpdl/train/ps_checkpoint.hpp"
 #include "hpdl/train/ps_context.hpp"
+#include "hpdl/train/worker_report.hpp"
 
 namespace hpdl {
 
@@ -38,7 +39,7 @@ class PsWorker {
   // Its position and local parameters from a checkpoint.
   void restore(const Checkpoint& c);
   // Push/pull counts, times, the longest push and the staleness histogram.
-  nlohmann::json report() const;
+  WorkerReport report() const;
 
  private:
   // One training step at the worker's position (step s of the epoch).
