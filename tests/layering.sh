@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The layering, checked on the sources: every #include "hpdl/<sub>/..." of a subsystem must
-# name itself or a subsystem it may use; toml++ and the config parser (config/config.hpp,
+# name itself or a subsystem it may use (its DEPS in CMakeLists.txt, the one table); toml++ and the config parser (config/config.hpp,
 # config/table_reader.hpp) appear only in config, builder, train and run (the others take
 # plain settings from config/settings.hpp); MPI functions are called only in comm/ (the
 # one Comm wrapper, watchdog, progress board), net/ (the network calibration, which
@@ -13,7 +13,7 @@ set -u
 if [ "${1:-}" = "--self-test" ]; then
   src=$2 tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  cp -r "$src/include" "$src/src" "$tmp/"
+  cp -r "$src/include" "$src/src" "$src/CMakeLists.txt" "$tmp/"
   sed -i '0,/#include "hpdl\/nn\/model.hpp"/s//#include "hpdl\/nn\/model.hpp"\n#include "hpdl\/config\/config.hpp"/' "$tmp/src/nn/model.cpp"
   echo 'static int probe() { return MPI_Barrier(MPI_COMM_WORLD); }' >>"$tmp/src/optim/optimizer.cpp"
   out=$(bash "$0" "$tmp"); rc=$?
@@ -25,22 +25,14 @@ if [ "${1:-}" = "--self-test" ]; then
   exit 0
 fi
 root=$1
-declare -A may=(
-  [core]=""
-  [config]="core"
-  [data]="core"
-  [kernels]="core"
-  [comm]="core"
-  [profile]="core comm config"
-  [nn]="core kernels profile"
-  [optim]="core config kernels"
-  [dist]="core comm profile"
-  [net]="core comm"
-  [predict]="core comm config dist nn builder net profile"
-  [builder]="core config nn"
-  [train]="core comm config data dist kernels nn optim profile"
-  [run]="core comm config data dist nn optim profile builder train net predict"
-)
+# The layering table is CMake's: each hpdl_subsystem(NAME DEPS hpdl_X ... SOURCES ...) in
+# CMakeLists.txt names the subsystems NAME may include (and links), and nothing else does.
+declare -A may=()
+while read -r sub deps; do
+  may[$sub]=$deps
+done < <(tr '\n' ' ' <"$root/CMakeLists.txt" | grep -o 'hpdl_subsystem([a-z]* DEPS[^)]*SOURCES' |
+         sed -E 's/hpdl_subsystem\(([a-z]+) DEPS(.*)SOURCES/\1 \2/; s/ [^ ]*::[^ ]*//g; s/\$\{[^}]*\}//g; s/hpdl_//g')
+[ ${#may[@]} -ge 10 ] || { echo "layering: no hpdl_subsystem table found in $root/CMakeLists.txt"; exit 1; }
 parser_ok=" config builder train run predict "
 bad=0
 say() { echo "$1"; bad=1; }

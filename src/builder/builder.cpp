@@ -56,50 +56,103 @@ std::vector<std::unique_ptr<Layer>> residual_lstm(const std::string& name, int64
   return out;
 }
 
-std::unique_ptr<Layer> make_layer(const LayerConfig& lc, TableReader& r) {
-  const std::string& t = lc.type;
-  if (t == "dense") {
-    const int64_t units = r.get_int("units", std::nullopt, 1, 1 << 26);
-    const std::string init = r.get_string("init", "glorot", {"glorot", "he"});
-    const bool per_step = r.get_bool("per_step", false);
-    return std::make_unique<Dense>(units, init == "he" ? Init::kHeUniform : Init::kGlorotUniform,
-                                   per_step);
+using Layers = std::vector<std::unique_ptr<Layer>>;
+
+template <typename L, typename... Args>
+Layers one(Args&&... args) {
+  Layers ls;
+  ls.push_back(std::make_unique<L>(std::forward<Args>(args)...));
+  return ls;
+}
+
+// Every layer type, registered once: its config name, the short name its layers are
+// numbered by ("conv1", "pool2"), and how its keys become layers. A layer type on the
+// existing operations is one entry here beside its own files and test.
+struct LayerKind {
+  const char* type;
+  const char* short_name;
+  Layers (*make)(TableReader& r, const std::string& name, const std::string& where);
+};
+
+const std::vector<LayerKind>& layer_kinds() {
+  static const std::vector<LayerKind> kinds = {
+      {"dense", "dense",
+       [](TableReader& r, const std::string&, const std::string&) {
+         const int64_t units = r.get_int("units", std::nullopt, 1, 1 << 26);
+         const std::string init = r.get_string("init", "glorot", {"glorot", "he"});
+         const bool per_step = r.get_bool("per_step", false);
+         return one<Dense>(units, init == "he" ? Init::kHeUniform : Init::kGlorotUniform, per_step);
+       }},
+      {"conv2d", "conv",
+       [](TableReader& r, const std::string&, const std::string&) {
+         const int64_t filters = r.get_int("filters", std::nullopt, 1, 1 << 20);
+         const int64_t kernel = r.get_int("kernel", std::nullopt, 1, 1024);
+         const int64_t stride = r.get_int("stride", 1, 1, 1024);
+         const int64_t pad = r.get_int("pad", 0, 0, 1024);
+         return one<Conv2d>(filters, kernel, stride, pad);
+       }},
+      {"maxpool", "pool",
+       [](TableReader& r, const std::string&, const std::string&) {
+         const int64_t kernel = r.get_int("kernel", 2, 1, 1024);
+         const int64_t stride = r.get_int("stride", kernel, 1, 1024);
+         return one<MaxPool2d>(kernel, stride);
+       }},
+      {"relu", "relu",
+       [](TableReader&, const std::string&, const std::string&) {
+         return one<ActivationLayer>(Activation::kRelu);
+       }},
+      {"tanh", "tanh",
+       [](TableReader&, const std::string&, const std::string&) {
+         return one<ActivationLayer>(Activation::kTanh);
+       }},
+      {"sigmoid", "sigmoid",
+       [](TableReader&, const std::string&, const std::string&) {
+         return one<ActivationLayer>(Activation::kSigmoid);
+       }},
+      {"flatten", "flatten",
+       [](TableReader&, const std::string&, const std::string&) { return one<Flatten>(); }},
+      {"dropout", "dropout",
+       [](TableReader& r, const std::string&, const std::string&) {
+         const double keep = r.get_double("keep", std::nullopt, 1e-6, 1.0);
+         return one<Dropout>(static_cast<float>(keep));
+       }},
+      {"batch_norm", "bn",
+       [](TableReader& r, const std::string&, const std::string&) {
+         const double eps = r.get_double("eps", 1e-5, 1e-12, 1.0);
+         const double momentum = r.get_double("momentum", 0.1, 0.0, 1.0);
+         return one<BatchNorm>(static_cast<float>(eps), static_cast<float>(momentum));
+       }},
+      {"lstm", "lstm",
+       [](TableReader& r, const std::string&, const std::string&) {
+         const int64_t hidden = r.get_int("hidden", std::nullopt, 1, 1 << 20);
+         const double forget_bias = r.get_double("forget_bias", 1.0, -100.0, 100.0);
+         const bool reverse = r.get_bool("reverse", false);
+         return one<Lstm>(hidden, static_cast<float>(forget_bias), reverse);
+       }},
+      {"last_step", "last_step",
+       [](TableReader&, const std::string&, const std::string&) { return one<LastStep>(); }},
+      {"residual_lstm", "res",
+       [](TableReader& r, const std::string& name, const std::string& where) {
+         const int64_t groups = r.get_int("groups", 2, 1, 64);
+         const int64_t hidden = r.get_int("hidden", std::nullopt, 1, 1 << 16);
+         const bool bidirectional = r.get_bool("bidirectional", true);
+         const double forget_bias = r.get_double("forget_bias", 1.0, -100.0, 100.0);
+         HPDL_REQUIRE(!bidirectional || hidden % 2 == 0,
+                      where + ": a bidirectional residual_lstm needs an even hidden size, got " +
+                          std::to_string(hidden));
+         return residual_lstm(name, groups, hidden, bidirectional, float(forget_bias));
+       }},
+  };
+  return kinds;
+}
+
+const LayerKind& layer_kind(const LayerConfig& lc) {
+  std::string known;
+  for (const LayerKind& k : layer_kinds()) {
+    if (lc.type == k.type) return k;
+    known += (known.empty() ? "" : ", ") + std::string(k.type);
   }
-  if (t == "lstm") {
-    const int64_t hidden = r.get_int("hidden", std::nullopt, 1, 1 << 20);
-    const double forget_bias = r.get_double("forget_bias", 1.0, -100.0, 100.0);
-    const bool reverse = r.get_bool("reverse", false);
-    return std::make_unique<Lstm>(hidden, static_cast<float>(forget_bias), reverse);
-  }
-  if (t == "last_step") return std::make_unique<LastStep>();
-  if (t == "conv2d") {
-    const int64_t filters = r.get_int("filters", std::nullopt, 1, 1 << 20);
-    const int64_t kernel = r.get_int("kernel", std::nullopt, 1, 1024);
-    const int64_t stride = r.get_int("stride", 1, 1, 1024);
-    const int64_t pad = r.get_int("pad", 0, 0, 1024);
-    return std::make_unique<Conv2d>(filters, kernel, stride, pad);
-  }
-  if (t == "maxpool") {
-    const int64_t kernel = r.get_int("kernel", 2, 1, 1024);
-    const int64_t stride = r.get_int("stride", kernel, 1, 1024);
-    return std::make_unique<MaxPool2d>(kernel, stride);
-  }
-  if (t == "relu") return std::make_unique<ActivationLayer>(Activation::kRelu);
-  if (t == "tanh") return std::make_unique<ActivationLayer>(Activation::kTanh);
-  if (t == "sigmoid") return std::make_unique<ActivationLayer>(Activation::kSigmoid);
-  if (t == "flatten") return std::make_unique<Flatten>();
-  if (t == "dropout") {
-    const double keep = r.get_double("keep", std::nullopt, 1e-6, 1.0);
-    return std::make_unique<Dropout>(static_cast<float>(keep));
-  }
-  if (t == "batch_norm") {
-    const double eps = r.get_double("eps", 1e-5, 1e-12, 1.0);
-    const double momentum = r.get_double("momentum", 0.1, 0.0, 1.0);
-    return std::make_unique<BatchNorm>(static_cast<float>(eps), static_cast<float>(momentum));
-  }
-  throw Error(lc.where + ": unknown layer type '" + t +
-              "' (known: dense, conv2d, maxpool, relu, tanh, sigmoid, flatten, dropout, "
-              "batch_norm, lstm, last_step, residual_lstm)");
+  throw Error(lc.where + ": unknown layer type '" + lc.type + "' (known: " + known + ")");
 }
 
 }  // namespace
@@ -127,32 +180,16 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
     TableReader r(lc.params, lc.where);
     r.get_string("type", std::nullopt);
     const int64_t repeat = r.get_int("repeat", 1, 1, 1000);
-    const std::string short_kind = lc.type == "conv2d"          ? "conv"
-                                   : lc.type == "maxpool"       ? "pool"
-                                   : lc.type == "residual_lstm" ? "res"
-                                   : lc.type == "batch_norm"    ? "bn"
-                                                                : lc.type;
+    const LayerKind& kind = layer_kind(lc);
     const bool named = lc.params->contains("name");
     const std::string base = r.get_string("name", "");
     for (int64_t rep = 0; rep < repeat; ++rep) {
-      const std::string name = !named       ? short_kind + std::to_string(++count[lc.type])
+      const std::string name = !named       ? kind.short_name + std::to_string(++count[lc.type])
                                : repeat > 1 ? base + "_" + std::to_string(rep + 1)
                                             : base;
-      if (lc.type == "residual_lstm") {
-        const int64_t groups = r.get_int("groups", 2, 1, 64);
-        const int64_t hidden = r.get_int("hidden", std::nullopt, 1, 1 << 16);
-        const bool bidirectional = r.get_bool("bidirectional", true);
-        const double forget_bias = r.get_double("forget_bias", 1.0, -100.0, 100.0);
-        HPDL_REQUIRE(!bidirectional || hidden % 2 == 0,
-                     lc.where + ": a bidirectional residual_lstm needs an even hidden size, got " +
-                         std::to_string(hidden));
-        for (auto& l : residual_lstm(name, groups, hidden, bidirectional, float(forget_bias)))
-          layers.push_back(std::move(l));
-        continue;
-      }
-      auto layer = make_layer(lc, r);
-      layer->set_name(name);
-      layers.push_back(std::move(layer));
+      Layers made = kind.make(r, name, lc.where);
+      if (made.size() == 1) made[0]->set_name(name);  // several name themselves
+      for (auto& l : made) layers.push_back(std::move(l));
     }
     r.finish();
   }
