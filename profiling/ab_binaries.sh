@@ -22,7 +22,7 @@ epoch_s() {  # BINARY PRESET RANKS [--set ...]
     "inputs/$preset.toml" --set train.epochs="$epochs" --set data.test_file='""' \
     --set run.name=ab --set run.output_dir="\"$out\"" --set train.progress=false --overwrite "$@" \
     >/dev/null
-  tail -n +3 "$out/ab/metrics.csv" | awk -F, '{s += $8; n++} END {print s / n}'
+  /usr/bin/python3 profiling/hpdl_runs.py mean "$out/ab/metrics.csv" epoch_s --from-row 2
 }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 printf '%-28s %12s %12s %10s\n' "preset (ranks)" "A s/epoch" "B s/epoch" "B vs A"

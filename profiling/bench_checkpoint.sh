@@ -37,7 +37,7 @@ for r in $(seq "$rounds"); do
   for flag in true false; do
     $mpirun build/hpdl train inputs/mlp_fashion_mnist.toml "${common[@]}" --set run.name=mlp_$flag \
       --set train.epochs=1 --set checkpoint.on_signal=$flag >/dev/null
-    sps=$(tail -1 $out/mlp_$flag/metrics.csv | cut -d, -f7)
+    sps=$(/usr/bin/python3 profiling/hpdl_runs.py last "$out/mlp_$flag/metrics.csv" samples_per_s)
     if [ $flag = true ]; then on+=("$sps"); else off+=("$sps"); fi
   done
 done

@@ -33,7 +33,7 @@ hpdl_epoch() {  # config [--set ...]
   "$hpdl" train "$config" "${gpu[@]}" --set train.epochs="$epochs" --set data.test_file='""' \
     --set run.name=bench --set run.output_dir="\"$out\"" --set train.progress=false --overwrite \
     "$@" >/dev/null
-  tail -n +3 "$out/bench/metrics.csv" | awk -F, '{s += $8; n++; steps = $2} END {print s / n, steps}'
+  echo "$(/usr/bin/python3 profiling/hpdl_runs.py mean "$out/bench/metrics.csv" epoch_s --from-row 2) $(/usr/bin/python3 profiling/hpdl_runs.py last "$out/bench/metrics.csv" steps)"
 }
 field() { "$py" -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 row() {  # model runner s/epoch samples/s step_ms reference_samples/s

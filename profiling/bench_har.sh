@@ -16,7 +16,7 @@ hpdl_epoch_s() {  # preset hidden ranks
     "inputs/$1.toml" --set model.layers.1.hidden="$2" --set train.epochs="$epochs" \
     --set data.test_file='""' --set run.name=bench --set run.output_dir="\"$out\"" \
     --set train.progress=false --overwrite >/dev/null
-  tail -n +3 "$out/bench/metrics.csv" | awk -F, '{s += $8; n++} END {print s / n}'
+  /usr/bin/python3 profiling/hpdl_runs.py mean "$out/bench/metrics.csv" epoch_s --from-row 2
 }
 torch_epoch_s() {  # stacked groups hidden
   LD_PRELOAD=$OPENBLAS /usr/bin/python3 profiling/peers/pytorch_har.py --data data/uci-har-subset.h5 \

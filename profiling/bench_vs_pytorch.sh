@@ -16,7 +16,7 @@ hpdl_rate() {  # ranks config steps
   mpirun -np "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS=$((cores / np)) "$hpdl" train "$cfg" \
     --set train.max_steps="$steps" --set data.test_file='""' --set run.name=bench \
     --set run.output_dir="\"$out\"" --set train.progress=false --overwrite >/dev/null
-  tail -1 "$out/bench/metrics.csv" | cut -d, -f7
+  /usr/bin/python3 profiling/hpdl_runs.py last "$out/bench/metrics.csv" samples_per_s
 }
 torch_rate() {  # model batch optimizer lr steps
   LD_PRELOAD=$OPENBLAS /usr/bin/python3 profiling/peers/pytorch_train.py --model "$1" --batch "$2" \
