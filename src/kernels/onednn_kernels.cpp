@@ -13,72 +13,11 @@
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "loop_kernels.hpp"
+#include "onednn_step.hpp"
 #include "tiled_max_pool.hpp"
 
-namespace hpdl {
+namespace hpdl::onednn {
 namespace {
-
-using dnnl::memory;
-using tag = memory::format_tag;
-using dt = memory::data_type;
-
-struct Backend {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-};
-
-// One primitive with its argument memories (data handles re-pointed on every call) and
-// its own scratchpad, so execution never allocates.
-class Step {
- public:
-  Step() = default;
-  Step(Backend& be, dnnl::primitive prim, const memory::desc& scratch,
-       std::initializer_list<std::pair<int, memory::desc>> args)
-      : be_(&be), prim_(std::move(prim)) {
-    for (const auto& [arg, md] : args) args_[arg] = memory(md, be.engine, DNNL_MEMORY_NONE);
-    if (scratch.get_size() > 0) {
-      scratch_.resize((scratch.get_size() + sizeof(float) - 1) / sizeof(float));
-      args_[DNNL_ARG_SCRATCHPAD] = memory(scratch, be.engine, scratch_.data());
-    }
-  }
-
-  void run(std::initializer_list<std::pair<int, const void*>> ptrs) {
-    for (const auto& [arg, ptr] : ptrs) args_.at(arg).set_data_handle(const_cast<void*>(ptr));
-    prim_.execute(be_->stream, args_);
-    be_->stream.wait();
-  }
-
- private:
-  Backend* be_ = nullptr;
-  dnnl::primitive prim_;
-  std::unordered_map<int, memory> args_;
-  std::vector<float> scratch_;
-};
-
-template <typename P>
-Step make_step(Backend& be, const typename P::primitive_desc& pd,
-               std::initializer_list<std::pair<int, memory::desc>> args) {
-  return Step(be, P(pd), pd.scratchpad_desc(), args);
-}
-
-dnnl::primitive_attr user_scratchpad() {
-  dnnl::primitive_attr a;
-  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return a;
-}
-
-memory::desc plain(memory::dims dims, tag t) { return memory::desc(dims, dt::f32, t); }
-
-// Turns a oneDNN failure during kernel construction into an hpdl::Error naming the kernel.
-template <typename F>
-auto build(const char* what, F&& f) {
-  try {
-    return f();
-  } catch (const dnnl::error& e) {
-    fail_call(__FILE__, __LINE__, std::string("oneDNN ") + what,
-              std::string(e.what()) + " (status " + std::to_string(int(e.status)) + ")");
-  }
-}
 
 class DnnlDense final : public DenseKernel {
  public:
@@ -340,99 +279,6 @@ class DnnlActivation final : public ActivationKernel {
   Step fwd_, bwd_;
 };
 
-// oneDNN's batch normalisation on [N, C, S, 1] (nchw): forward training writes the batch
-// mean and (biased) variance, which we keep for backward and fold into the running
-// statistics (a C-long loop: oneDNN does not keep running statistics); inference uses the
-// running ones as global statistics. oneDNN overwrites the scale/shift gradients, so they
-// go through a scratch [2, C] and are added; a null dx goes to a scratch of x's size.
-class DnnlBatchNorm final : public BatchNormKernel {
- public:
-  DnnlBatchNorm(Backend& be, const BatchNormDims& d)
-      : d_(d),
-        dgamma_(static_cast<size_t>(d.channels)),
-        dbeta_(static_cast<size_t>(d.channels)),
-        unused_shift_(static_cast<size_t>(d.channels)),
-        dx_scratch_(static_cast<size_t>(d.batch * d.channels * d.spatial)) {
-    using dnnl::normalization_flags;
-    build("batch norm", [&] {
-      const auto md = plain({d.batch, d.channels, d.spatial, 1}, tag::nchw);
-      const auto cmd = plain({d.channels}, tag::x);
-      const auto attr = user_scratchpad();
-      const auto ss = normalization_flags::use_scale | normalization_flags::use_shift;
-      // Training writes mean and variance, inference reads them: the same arguments.
-      auto forward = [&](const dnnl::batch_normalization_forward::primitive_desc& pd) {
-        return make_step<dnnl::batch_normalization_forward>(be, pd,
-                                                            {{DNNL_ARG_SRC, md},
-                                                             {DNNL_ARG_DST, md},
-                                                             {DNNL_ARG_SCALE, cmd},
-                                                             {DNNL_ARG_SHIFT, cmd},
-                                                             {DNNL_ARG_MEAN, cmd},
-                                                             {DNNL_ARG_VARIANCE, cmd}});
-      };
-      dnnl::batch_normalization_forward::primitive_desc train_pd(
-          {dnnl::prop_kind::forward_training, md, d.eps, ss}, attr, be.engine);
-      train_ = forward(train_pd);
-      infer_ = forward({{dnnl::prop_kind::forward_inference, md, d.eps,
-                         ss | normalization_flags::use_global_stats},
-                        attr,
-                        be.engine});
-      dnnl::batch_normalization_backward::primitive_desc bwd_pd(
-          {dnnl::prop_kind::backward, md, md, d.eps, ss}, attr, be.engine, train_pd);
-      bwd_ = make_step<dnnl::batch_normalization_backward>(be, bwd_pd,
-                                                           {{DNNL_ARG_SRC, md},
-                                                            {DNNL_ARG_DIFF_DST, md},
-                                                            {DNNL_ARG_SCALE, cmd},
-                                                            {DNNL_ARG_SHIFT, cmd},
-                                                            {DNNL_ARG_MEAN, cmd},
-                                                            {DNNL_ARG_VARIANCE, cmd},
-                                                            {DNNL_ARG_DIFF_SRC, md},
-                                                            {DNNL_ARG_DIFF_SCALE, cmd},
-                                                            {DNNL_ARG_DIFF_SHIFT, cmd}});
-      return 0;
-    });
-  }
-  void forward_training(const float* x, const float* gamma, const float* beta, float* mean,
-                        float* var, float* running_mean, float* running_var, float* y) override {
-    train_.run({{DNNL_ARG_SRC, x},
-                {DNNL_ARG_DST, y},
-                {DNNL_ARG_SCALE, gamma},
-                {DNNL_ARG_SHIFT, beta},
-                {DNNL_ARG_MEAN, mean},
-                {DNNL_ARG_VARIANCE, var}});
-    for (int64_t c = 0; c < d_.channels; ++c)
-      math::update_running(mean[c], var[c], d_.batch * d_.spatial, d_.momentum, &running_mean[c],
-                           &running_var[c]);
-  }
-  void forward_inference(const float* x, const float* gamma, const float* beta,
-                         const float* running_mean, const float* running_var, float* y) override {
-    infer_.run({{DNNL_ARG_SRC, x},
-                {DNNL_ARG_DST, y},
-                {DNNL_ARG_SCALE, gamma},
-                {DNNL_ARG_SHIFT, beta},
-                {DNNL_ARG_MEAN, running_mean},
-                {DNNL_ARG_VARIANCE, running_var}});
-  }
-  void backward(const float* x, const float* dy, const float* gamma, const float* mean,
-                const float* var, float* dx, float* dgamma, float* dbeta) override {
-    bwd_.run({{DNNL_ARG_SRC, x},
-              {DNNL_ARG_DIFF_DST, dy},
-              {DNNL_ARG_SCALE, gamma},
-              {DNNL_ARG_SHIFT, unused_shift_.data()},
-              {DNNL_ARG_MEAN, mean},
-              {DNNL_ARG_VARIANCE, var},
-              {DNNL_ARG_DIFF_SRC, dx ? dx : dx_scratch_.data()},
-              {DNNL_ARG_DIFF_SCALE, dgamma_.data()},
-              {DNNL_ARG_DIFF_SHIFT, dbeta_.data()}});
-    for (int64_t c = 0; c < d_.channels; ++c) dgamma[c] += dgamma_[c], dbeta[c] += dbeta_[c];
-  }
-
- private:
-  BatchNormDims d_;
-  // oneDNN 2.6's backward asks for the shift argument although the math does not read it.
-  std::vector<float> dgamma_, dbeta_, unused_shift_, dx_scratch_;
-  Step train_, infer_, bwd_;
-};
-
 // oneDNN primitives; the loss, dropout, LSTM cell, ScalarNorm and vector operations are
 // OpenMP loops (LoopKernels): oneDNN has no primitive that fits them.
 class OneDnnKernels final : public LoopKernels {
@@ -455,7 +301,7 @@ class OneDnnKernels final : public LoopKernels {
     return std::make_unique<DnnlActivation>(*be_, a, n);
   }
   std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) override {
-    return std::make_unique<DnnlBatchNorm>(*be_, d);
+    return make_batch_norm(*be_, d);
   }
 
  private:
@@ -463,7 +309,12 @@ class OneDnnKernels final : public LoopKernels {
 };
 
 }  // namespace
+}  // namespace hpdl::onednn
 
-std::unique_ptr<KernelFactory> make_onednn_kernels() { return std::make_unique<OneDnnKernels>(); }
+namespace hpdl {
+
+std::unique_ptr<KernelFactory> make_onednn_kernels() {
+  return std::make_unique<onednn::OneDnnKernels>();
+}
 
 }  // namespace hpdl

@@ -1,0 +1,82 @@
+// What every oneDNN kernel is built from: the engine and stream (Backend), a primitive with
+// its argument memories and its own scratchpad (Step), and build(), which turns a oneDNN
+// failure during construction into an hpdl::Error naming the kernel. Internal to the
+// oneDNN backend (onednn_kernels.cpp and the kernels in files of their own).
+#pragma once
+#include <dnnl.hpp>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/kernels/kernels.hpp"
+
+namespace hpdl::onednn {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+struct Backend {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+// One primitive with its argument memories (data handles re-pointed on every call) and
+// its own scratchpad, so execution never allocates.
+class Step {
+ public:
+  Step() = default;
+  Step(Backend& be, dnnl::primitive prim, const memory::desc& scratch,
+       std::initializer_list<std::pair<int, memory::desc>> args)
+      : be_(&be), prim_(std::move(prim)) {
+    for (const auto& [arg, md] : args) args_[arg] = memory(md, be.engine, DNNL_MEMORY_NONE);
+    if (scratch.get_size() > 0) {
+      scratch_.resize((scratch.get_size() + sizeof(float) - 1) / sizeof(float));
+      args_[DNNL_ARG_SCRATCHPAD] = memory(scratch, be.engine, scratch_.data());
+    }
+  }
+
+  void run(std::initializer_list<std::pair<int, const void*>> ptrs) {
+    for (const auto& [arg, ptr] : ptrs) args_.at(arg).set_data_handle(const_cast<void*>(ptr));
+    prim_.execute(be_->stream, args_);
+    be_->stream.wait();
+  }
+
+ private:
+  Backend* be_ = nullptr;
+  dnnl::primitive prim_;
+  std::unordered_map<int, memory> args_;
+  std::vector<float> scratch_;
+};
+
+template <typename P>
+Step make_step(Backend& be, const typename P::primitive_desc& pd,
+               std::initializer_list<std::pair<int, memory::desc>> args) {
+  return Step(be, P(pd), pd.scratchpad_desc(), args);
+}
+
+inline dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+inline memory::desc plain(memory::dims dims, tag t) { return memory::desc(dims, dt::f32, t); }
+
+// Turns a oneDNN failure during kernel construction into an hpdl::Error naming the kernel.
+template <typename F>
+auto build(const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const dnnl::error& e) {
+    fail_call(__FILE__, __LINE__, std::string("oneDNN ") + what,
+              std::string(e.what()) + " (status " + std::to_string(int(e.status)) + ")");
+  }
+}
+
+// Kernels in files of their own.
+std::unique_ptr<BatchNormKernel> make_batch_norm(Backend& be, const BatchNormDims& d);
+
+}  // namespace hpdl::onednn
