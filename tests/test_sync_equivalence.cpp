@@ -27,6 +27,7 @@
 #include "hpdl/train/trainer.hpp"
 #include "mpi_test_util.hpp"
 #include "staged_device.hpp"
+#include "sync_training.hpp"
 #include "tiny_models.hpp"
 
 using namespace hpdl;
@@ -61,16 +62,9 @@ epochs = 2
 std::string prepare(const Comm& world) { return prepare(world, "conv", kConfig, {1, 8, 8}); }
 
 std::vector<float> train(const Config& cfg, const Comm& comm) {
-  H5Split data(cfg.data.train_file, "/");
-  const int64_t local =
-      BatchPlan(data.size(), cfg.train.batch, comm.rank(), comm.size()).local_batch();
-  auto model = build_model(cfg.model, local, cfg.run.backend);
-  model->init_params(cfg.train.seed);
-  Watchdog watchdog(60, comm.rank());
-  SyncTrainer trainer(cfg, comm, *model, Splits{&data}, watchdog);
-  trainer.run({});
-  EXPECT_EQ(trainer.global_step(), 2 * (data.size() / cfg.train.batch));
-  return {model->params().begin(), model->params().end()};
+  const SyncTrained t = train_sync(cfg, comm);
+  EXPECT_EQ(t.steps, 2 * (H5Split(cfg.data.train_file, "/").size() / cfg.train.batch));
+  return t.params;
 }
 
 // max |N-rank params - 1-rank params| after training cfg on world and on self.

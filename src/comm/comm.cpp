@@ -9,6 +9,7 @@
 
 #include "hpdl/comm/watchdog.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/half.hpp"
 
 namespace hpdl {
 
@@ -104,6 +105,36 @@ void Comm::start_allreduce_sum(float* data, int64_t n, MPI_Request* request) con
   HPDL_REQUIRE(n <= INT_MAX, "one non-blocking allreduce of more than 2^31 floats");
   HPDL_CHECK_MPI(
       MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, comm_, request));
+}
+
+namespace {
+// MPI has no 16-bit float type or sum: a user-defined, commutative sum over MPI_UINT16_T
+// values, each pair added in f32 and rounded back (ties to even). Addition is commutative
+// bit for bit, so every rank ends with the same sums.
+template <HalfFormat F>
+void sum_halves(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = to_half(F, from_half(F, a[i]) + from_half(F, b[i]));
+}
+
+MPI_Op half_sum(HalfFormat f) {
+  static MPI_Op ops[2] = {MPI_OP_NULL, MPI_OP_NULL};  // created once, after MPI_Init
+  MPI_Op& op = ops[f == HalfFormat::kBf16 ? 0 : 1];
+  if (op == MPI_OP_NULL) {
+    HPDL_CHECK_MPI(MPI_Op_create(
+        f == HalfFormat::kBf16 ? &sum_halves<HalfFormat::kBf16> : &sum_halves<HalfFormat::kFp16>, 1,
+        &op));
+  }
+  return op;
+}
+}  // namespace
+
+void Comm::start_allreduce_sum(uint16_t* data, int64_t n, HalfFormat format,
+                               MPI_Request* request) const {
+  HPDL_REQUIRE(n <= INT_MAX, "one non-blocking allreduce of more than 2^31 values");
+  HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_UINT16_T,
+                                half_sum(format), comm_, request));
 }
 
 void Comm::start_allreduce_or(const int* send, int* recv, MPI_Request* request) const {

@@ -225,6 +225,12 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
     auto& d = c.distributed;
     d.mode = r.get_string("mode", d.mode, {"sync", "downpour", "dcasgd"});
     d.bucket_mb = r.get_double("bucket_mb", d.bucket_mb, 1e-6, 2048.0);
+    d.compression = r.get_string("compression", d.compression, {"none", "bf16", "fp16"});
+    d.sync_every = r.get_int("sync_every", d.sync_every, 1, kMaxInt);
+    d.local_warmup_steps = r.get_int("local_warmup_steps", d.local_warmup_steps, 0, kMaxInt);
+    d.outer = r.get_string("outer", d.outer, {"average", "nesterov"});
+    d.outer_lr = r.get_double_above("outer_lr", d.outer_lr, 0.0, 1e3);
+    d.outer_momentum = r.get_double("outer_momentum", d.outer_momentum, 0.0, 0.999999);
     d.servers = r.get_int("servers", d.servers, 1, 1 << 20);
     d.n_fetch = r.get_int("n_fetch", d.n_fetch, 1, kMaxInt);
     d.n_push = r.get_int("n_push", d.n_push, 1, kMaxInt);
@@ -259,6 +265,14 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
     throw Error(where + ": distributed.mode = \"" + c.distributed.mode +
                 "\" applies plain SGD on the servers: set optimizer.name = \"sgd\" and "
                 "optimizer.momentum = 0");
+  }
+  const DistributedConfig defaults;
+  if (c.distributed.async() && (c.distributed.compression != defaults.compression ||
+                                c.distributed.sync_every != defaults.sync_every)) {
+    throw Error(where + ": distributed." +
+                (c.distributed.sync_every != defaults.sync_every ? "sync_every" : "compression") +
+                " is for distributed.mode = \"sync\" (the parameter server sends f32 gradients "
+                "every n_push steps)");
   }
   if (!c.data.has_validation() && (c.train.keep == "best" || c.train.patience > 0)) {
     throw Error(where + (c.train.keep == "best" ? ": train.keep = \"best\"" : ": train.patience") +

@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/dist/error_feedback.hpp"
 
 namespace hpdl {
 
@@ -37,10 +38,15 @@ BucketLayout bucket_layout(const std::vector<Range>& layers, int64_t bucket_floa
 
 GradientReducer::GradientReducer(const Comm& comm, Device& device, std::span<float> grads,
                                  const std::vector<Range>& layers, int64_t bucket_floats,
-                                 Watchdog& watchdog)
+                                 Watchdog& watchdog, std::optional<HalfFormat> wire)
     : comm_(comm),
       staging_(comm.size() > 1 ? HostMirror(device, grads) : HostMirror()),
-      watchdog_(watchdog) {
+      watchdog_(watchdog),
+      wire_format_(comm.size() > 1 ? wire : std::nullopt) {
+  if (wire_format_) {
+    wire_.resize(grads.size());
+    residual_.assign(grads.size(), 0.0f);
+  }
   const BucketLayout layout = bucket_layout(layers, bucket_floats);
   bucket_of_layer_ = layout.bucket_of_layer;
   for (size_t b = 0; b < layout.buckets.size(); ++b) {
@@ -83,8 +89,21 @@ void GradientReducer::enqueue_download(size_t b) {
   ++recorded_;
 }
 
+void GradientReducer::encode(const Bucket& b) {
+  const auto at = [&](auto& v) { return std::span(v.data() + b.offset, b.size); };
+  encode_with_feedback(*wire_format_, std::span(staging_.data() + b.offset, b.size), at(residual_),
+                       at(wire_));
+}
+
 void GradientReducer::start(size_t b) {
-  comm_.start_allreduce_sum(staging_.data() + buckets_[b].offset, buckets_[b].size, &requests_[b]);
+  if (wire_format_) {
+    encode(buckets_[b]);
+    comm_.start_allreduce_sum(wire_.data() + buckets_[b].offset, buckets_[b].size, *wire_format_,
+                              &requests_[b]);
+  } else {
+    comm_.start_allreduce_sum(staging_.data() + buckets_[b].offset, buckets_[b].size,
+                              &requests_[b]);
+  }
   ++started_;
   if (prof_ && prof_->on()) issued_ns_[b] = Profiler::now();
 }
@@ -126,6 +145,9 @@ void GradientReducer::finish(int64_t step) {
       record_completions(done, indices_.data());
   } else {
     comm_.wait_all(n, requests_.data());
+  }
+  if (wire_format_) {
+    decode(*wire_format_, wire_, staging_.host());
   }
   staging_.upload();  // the sums, back on the device
   for (auto& b : buckets_) b.remaining = b.layers;

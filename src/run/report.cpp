@@ -25,6 +25,22 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// The synchronous variant in words: local SGD, its outer step, compression.
+std::string sync_variant(const DistributedConfig& d) {
+  std::string out;
+  if (d.sync_every > 1) {
+    out = " | local SGD: average every " + std::to_string(d.sync_every) + " steps" +
+          (d.local_warmup_steps ? " after " + std::to_string(d.local_warmup_steps) + " sync steps"
+                                : "") +
+          (d.outer == "nesterov" ? ", Nesterov outer step lr " + fmt("%g", d.outer_lr) +
+                                       " momentum " + fmt("%g", d.outer_momentum)
+                                 : "");
+  }
+  if (d.compression != "none")
+    out += " | " + (d.sync_every > 1 ? std::string("changes") : std::string("gradients")) + " in " +
+           d.compression + " with error feedback";
+  return out;
+}
 }  // namespace
 
 void save_model(const std::string& path, Model& model, const std::string& config_toml) {
@@ -72,10 +88,10 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
                 : "") +
            (test ? " | test: " + std::to_string(test->size()) + " from " + test->where() : ""));
   const auto& d = cfg.distributed;
-  const std::string batch = d.async() ? " per worker | " + d.mode + ": " +
-                                            std::to_string(d.servers) + " server(s), " +
-                                            std::to_string(ranks - d.servers) + " workers"
-                                      : " (" + std::to_string(local_batch) + " on rank 0)";
+  const std::string batch =
+      d.async() ? " per worker | " + d.mode + ": " + std::to_string(d.servers) + " server(s), " +
+                      std::to_string(ranks - d.servers) + " workers"
+                : " (" + std::to_string(local_batch) + " on rank 0)" + sync_variant(d);
   dir_.log(
       "batch " + std::to_string(cfg.train.batch) + batch + " | optimizer " + cfg.optimizer.name +
       " lr " + fmt("%g", cfg.optimizer.lr) +

@@ -10,6 +10,15 @@
 
 namespace hpdl {
 namespace {
+LocalSgdSettings local_sgd(const DistributedConfig& d) {
+  LocalSgdSettings s;
+  s.every = d.sync_every, s.warmup_steps = d.local_warmup_steps;
+  s.nesterov = d.outer == "nesterov";
+  s.outer_lr = d.outer_lr, s.outer_momentum = d.outer_momentum;
+  s.wire = half_format(d.compression);
+  return s;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -27,9 +36,11 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, cons
       optimizer_(make_optimizer(model.ops(), model.device(), cfg.optimizer, model.num_params())),
       schedule_(cfg.optimizer, cfg.train, plan_.steps_per_epoch()),
       decayed_(model.decayed_ranges()),
-      reducer_(comm, model.device(), model.grads(), model.layer_ranges(),
-               static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)),
-               watchdog),
+      reducer_(
+          comm, model.device(), model.grads(), model.layer_ranges(),
+          static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)), watchdog,
+          cfg.distributed.sync_every > 1 ? std::nullopt : half_format(cfg.distributed.compression)),
+      averager_(comm, model.device(), model.params(), local_sgd(cfg.distributed), watchdog),
       labels_(model.batch()),
       evaluator_(comm, model, cfg.model.classes, watchdog),
       prof_(prof),
@@ -43,12 +54,17 @@ SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, cons
 
 std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t global_step,
                                         int64_t epoch) {
+  // A local step (local SGD) takes this rank's mean gradient and sends nothing.
+  const bool local = averager_.local(global_step);
   const Pass pass{true, cfg_.train.seed, global_step, rows.data()};
   const double loss = compute_gradients(
       model_, loss_, *splits_.train, rows, labels_.data(), pass,
-      1.0f / static_cast<float>(cfg_.train.batch),
-      [this](size_t layer) { reducer_.layer_done(layer); }, prof_, &names_);
-  {
+      1.0f / static_cast<float>(local ? plan_.local_batch() : cfg_.train.batch),
+      [this, local](size_t layer) {
+        if (!local) reducer_.layer_done(layer);
+      },
+      prof_, &names_);
+  if (!local) {
     ProfileScope timed(prof_, names_.comm_wait);
     reducer_.finish(global_step);  // grads() now holds the sum over ranks
   }
@@ -56,7 +72,11 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t g
   add_l2(model_.ops(), decayed_, model_.params(), model_.grads(),
          static_cast<float>(cfg_.optimizer.l2));
   const double grad_sq = sum_of_squares(model_.ops(), model_.grads());
-  if (!guard_.check_reduced(grad_sq, loss, model_, global_step, epoch)) return std::nullopt;
+  if (local ? !guard_.check_local(grad_sq, model_, global_step, epoch)
+            : !guard_.check_reduced(grad_sq, loss, model_, global_step, epoch)) {
+    reducer_.clear_feedback();  // it may hold what rounding made of a non-finite gradient
+    return std::nullopt;
+  }
   clip_to_norm(model_.ops(), model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
   optimizer_->set_lr(static_cast<float>(schedule_.at(global_step)));
   optimizer_->update(model_.params(), model_.grads());
@@ -89,8 +109,13 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
     int64_t skipped = 0;  // steps of this epoch (since this process started) not applied
     for (int64_t s = done; s < steps; ++s) {
       if (cfg_.train.max_steps > 0 && global_step_ >= cfg_.train.max_steps) break;
+      const int64_t epoch_first = global_step_ - s;
+      const bool last =
+          s == steps - 1 || (cfg_.train.max_steps > 0 && global_step_ + 1 >= cfg_.train.max_steps);
       if (prof_) prof_->begin_step(global_step_);
+      averager_.before_step(global_step_, epoch_first);
       const std::optional<double> loss = step(plan_.local_rows(s), global_step_, epoch);
+      averager_.after_step(global_step_, epoch_first, last);
       if (prof_) prof_->end_step();
       if (loss) {
         loss_sum += *loss;
@@ -142,15 +167,44 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
   return history;
 }
 
+namespace {
+std::vector<float> host_copy(Device& device, std::span<const float> buf) {
+  std::vector<float> host(buf.size());
+  device.copy_to_host(host.data(), buf.data(), buf.size_bytes());
+  return host;
+}
+}  // namespace
+
+RankState SyncTrainer::own_state() {
+  RankState own;
+  if (averager_.on()) {
+    own.push_back({"params", model_.params_to_host()});
+    const OptimizerState opt = optimizer_->state();
+    for (const auto& [name, buf] : opt.buffers)
+      own.push_back({"optimizer." + name, host_copy(*opt.device, buf)});
+  }
+  std::span<float> feedback = averager_.on() ? averager_.feedback() : reducer_.feedback();
+  if (!feedback.empty()) own.push_back({"feedback", {feedback.begin(), feedback.end()}});
+  return own;
+}
+
 Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum, double epoch_s,
                               double elapsed_s, const std::vector<EpochStats>& history) {
-  // Replicas are identical, so every rank reaches the same verdict: a checkpoint never holds
-  // a non-finite parameter (finite gradients can still overflow them at a huge lr).
+  // A checkpoint never holds a non-finite parameter (finite gradients can still overflow
+  // them at a huge lr). Replicas are identical, so every rank reaches the same verdict;
+  // under local SGD they differ between averages, and the ranks agree.
+  std::string diverged;
   if (!std::isfinite(sum_of_squares(model_.ops(), model_.params()))) {
     const int64_t s = first_nonfinite_segment(model_.segments(), model_.params_to_host());
-    throw AgreedError("training diverged at step " + std::to_string(global_step_) +
-                      ": parameter '" + model_.segments()[s].name +
-                      "' is not finite; no checkpoint written (lower optimizer.lr)");
+    diverged = "training diverged at step " + std::to_string(global_step_) + ": parameter '" +
+               model_.segments()[s].name + "' is not finite; no checkpoint written (lower " +
+               "optimizer.lr)";
+  }
+  if (averager_.on()) {
+    WatchdogScope guard(watchdog_, "checkpoint agreement", global_step_);
+    comm_.agree(diverged);
+  } else if (!diverged.empty()) {
+    throw AgreedError(diverged);
   }
   Checkpoint c;
   c.global_step = global_step_;
@@ -159,18 +213,21 @@ Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum
   {
     WatchdogScope guard(watchdog_, "checkpoint loss sum", global_step_);
     comm_.allreduce_sum(&c.epoch_loss_sum, 1);
+    gather_rank_state(comm_, own_state(), c);
   }
   if (comm_.rank() != 0) return c;  // only rank 0 writes
   c.epoch_s = epoch_s, c.elapsed_s = elapsed_s;
   c.history = history;
   c.params = model_.params_to_host();
   const OptimizerState opt = optimizer_->state();
-  for (const auto& [name, buf] : opt.buffers) {
-    std::vector<float> host(buf.size());
-    opt.device->copy_to_host(host.data(), buf.data(), buf.size_bytes());
-    c.buffers.push_back({"optimizer." + name, std::move(host)});
-  }
+  for (const auto& [name, buf] : opt.buffers)
+    c.buffers.push_back({"optimizer." + name, host_copy(*opt.device, buf)});
   if (opt.steps) c.counters.push_back({"optimizer.steps", {*opt.steps}});
+  if (averager_.on()) {
+    c.buffers.push_back({"outer.anchor", {averager_.anchor().begin(), averager_.anchor().end()}});
+    std::span<float> m = averager_.momentum();
+    if (!m.empty()) c.buffers.push_back({"outer.momentum", {m.begin(), m.end()}});
+  }
   selector_.save(c);
   return c;
 }
@@ -193,8 +250,39 @@ void SyncTrainer::restore(const Checkpoint& c) {
       throw AgreedError("checkpoint has no optimizer step count 'optimizer.steps'");
     *opt.steps = saved->front();
   }
+  restore_own_state(c);
   selector_.restore(c);
   global_step_ = c.global_step;
+}
+
+void SyncTrainer::restore_own_state(const Checkpoint& c) {
+  // Each rank's own copy where the checkpoint has one (a checkpoint of a run without local
+  // SGD or compression has none: the ranks start from the shared state, feedback zero).
+  auto take = [&](const std::string& name, std::span<float> into, Device* device) {
+    const std::vector<float>* saved = saved_rank_state(comm_, c, name);
+    if (!saved) return;
+    if (saved->size() != into.size())
+      throw AgreedError("checkpoint state 'rank" + std::to_string(comm_.rank()) + "." + name +
+                        "' is not of the model's size");
+    if (device)
+      device->copy_from_host(into.data(), saved->data(), into.size_bytes());
+    else
+      std::copy(saved->begin(), saved->end(), into.begin());
+  };
+  if (averager_.on()) {
+    take("params", model_.params(), &model_.device());
+    const OptimizerState opt = optimizer_->state();
+    for (const auto& [name, buf] : opt.buffers) take("optimizer." + name, buf, opt.device);
+    averager_.anchor_here();  // then the saved anchor and momentum, where there are any
+    auto shared = [&](const std::string& name, std::span<float> into) {
+      const std::vector<float>* saved = c.buffer(name);
+      if (saved && saved->size() == into.size())
+        std::copy(saved->begin(), saved->end(), into.begin());
+    };
+    shared("outer.anchor", averager_.anchor());
+    shared("outer.momentum", averager_.momentum());
+  }
+  take("feedback", averager_.on() ? averager_.feedback() : reducer_.feedback(), nullptr);
 }
 
 }  // namespace hpdl

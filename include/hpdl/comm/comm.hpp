@@ -14,6 +14,7 @@
 namespace hpdl {
 
 class Watchdog;
+enum class HalfFormat;
 
 class Comm {
  public:
@@ -43,6 +44,10 @@ class Comm {
   // Started here, completed by a wait or test: in-place sum of n <= INT_MAX floats; the
   // bitwise or of one int.
   void start_allreduce_sum(float* data, int64_t n, MPI_Request* request) const;
+  // The same over n 16-bit floats of `format` (core/half.hpp): each partial sum is taken in
+  // f32 and rounded back to 16 bits.
+  void start_allreduce_sum(uint16_t* data, int64_t n, HalfFormat format,
+                           MPI_Request* request) const;
   void start_allreduce_or(const int* send, int* recv, MPI_Request* request) const;
 
   // In-place sum across ranks. Every rank calls it with the same n.

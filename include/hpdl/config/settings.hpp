@@ -68,6 +68,17 @@ struct TrainConfig {
 struct DistributedConfig {
   std::string mode = "sync";  // "sync" | "downpour" | "dcasgd"
   double bucket_mb = 0.25;  // sync: gradient allreduce bucket size (MiB); buckets overlap backward
+  // Sync: what travels in 16 bits with error feedback ("bf16" | "fp16"; "none": f32): the
+  // gradient buckets, or with sync_every > 1 the parameter changes.
+  std::string compression = "none";
+  // Sync: local SGD, H local steps between parameter averages (1: every step synchronous),
+  // after local_warmup_steps synchronous steps; the outer step "average" or "nesterov"
+  // (DiLoCo) with outer_lr and outer_momentum.
+  int64_t sync_every = 1;
+  int64_t local_warmup_steps = 0;
+  std::string outer = "average";
+  double outer_lr = 0.7;
+  double outer_momentum = 0.9;
   // Parameter-server modes: ranks 0..servers-1 hold the shards, the others are workers.
   int64_t servers = 1;
   int64_t n_fetch = 1;       // a worker pulls the parameters every n_fetch steps

@@ -12,16 +12,25 @@
 // (on a host-accessible device the mirror is the gradient buffer itself and nothing is
 // copied). Buckets start strictly in layout order, on every rank the same, as MPI requires
 // of non-blocking collectives.
+//
+// Compression (distributed.compression = "bf16" | "fp16"): a bucket travels as 16-bit
+// floats, half the bytes on every link, with error feedback (after 1-bit SGD and PowerSGD):
+// each rank adds what rounding dropped from its previous contribution to the next one before
+// rounding, so the rounding error does not accumulate over steps. With one rank nothing
+// travels and nothing is rounded.
 #pragma once
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/comm/watchdog.hpp"
 #include "hpdl/core/device.hpp"
+#include "hpdl/core/half.hpp"
 #include "hpdl/core/host_mirror.hpp"
 #include "hpdl/core/range.hpp"
 #include "hpdl/profile/profiler.hpp"
@@ -42,9 +51,11 @@ class GradientReducer {
  public:
   // grads: the flat gradient buffer on `device`; layers[i]: layer i's range in it (size 0:
   // no parameters), contiguous and in layer order. bucket_floats: close a bucket once it
-  // holds at least this many gradients.
+  // holds at least this many gradients. wire: the 16-bit format buckets travel in
+  // (nothing: f32).
   GradientReducer(const Comm& comm, Device& device, std::span<float> grads,
-                  const std::vector<Range>& layers, int64_t bucket_floats, Watchdog& watchdog);
+                  const std::vector<Range>& layers, int64_t bucket_floats, Watchdog& watchdog,
+                  std::optional<HalfFormat> wire = std::nullopt);
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
@@ -53,6 +64,13 @@ class GradientReducer {
   // Waits until every bucket of this step is reduced; then the gradient buffer (on the
   // device) holds the sum over ranks.
   void finish(int64_t step);
+
+  // Compression's error feedback: what rounding dropped from this rank's last contribution
+  // (host memory, one value per gradient; empty without compression or with one rank).
+  // Part of the training state: checkpoints keep every rank's.
+  std::span<float> feedback() { return residual_; }
+  // Forgets it (after a skipped step, whose gradient may not be finite).
+  void clear_feedback() { std::fill(residual_.begin(), residual_.end(), 0.0f); }
 
   int64_t num_buckets() const { return static_cast<int64_t>(buckets_.size()); }
   // Buckets whose allreduce has started in this step (tests).
@@ -72,6 +90,8 @@ class GradientReducer {
   // Records bucket b's ready event and enqueues its download behind it.
   void enqueue_download(size_t b);
   void start(size_t b);
+  // wire_[bucket] = 16-bit(staging + residual); residual = what rounding dropped.
+  void encode(const Bucket& b);
   void record_completions(int count, const int* indices);
 
   const Comm& comm_;
@@ -89,6 +109,9 @@ class GradientReducer {
   std::vector<int32_t> bucket_names_;
   std::vector<int64_t> issued_ns_;  // per bucket, while profiling
   std::vector<int> indices_;
+  std::optional<HalfFormat> wire_format_;  // compression; nothing: buckets travel as f32
+  std::vector<uint16_t> wire_;             // the buckets in 16 bits
+  std::vector<float> residual_;            // error feedback
 };
 
 }  // namespace hpdl

@@ -2,7 +2,9 @@
 // global batch; MPI_Iallreduce sums them in place on the flat gradient buffer, in buckets
 // that start during backward (GradientReducer); the loss is already scaled by 1/global
 // batch, so the sum is the mean; then every rank applies the same update. N ranks on B/N
-// samples each therefore follow 1 rank on B samples.
+// samples each therefore follow 1 rank on B samples. Low-communication variants
+// (distributed.*): the buckets travel in 16 bits with error feedback (compression), or local
+// SGD / DiLoCo (sync_every > 1: ParamAverager), where each rank steps alone between averages.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -17,6 +19,7 @@
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/sampler.hpp"
 #include "hpdl/dist/grad_reducer.hpp"
+#include "hpdl/dist/param_averager.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/optim/lr_schedule.hpp"
@@ -27,6 +30,7 @@
 #include "hpdl/train/metrics.hpp"
 #include "hpdl/train/model_selection.hpp"
 #include "hpdl/train/passes.hpp"
+#include "hpdl/train/rank_state.hpp"
 #include "hpdl/train/training.hpp"
 
 namespace hpdl {
@@ -73,6 +77,8 @@ class SyncTrainer final : public Trainer {
   // sum, or nothing when the step was skipped (a non-finite gradient under
   // train.nonfinite = "skip"; policy "stop" throws AgreedError instead).
   std::optional<double> step(std::span<const int64_t> rows, int64_t global_step, int64_t epoch);
+  // The local SGD averager (its settings and state; off unless distributed.sync_every > 1).
+  const ParamAverager& averager() const { return averager_; }
   int64_t skipped_steps() const { return guard_.skipped(); }
 
   // Collective: the checkpoint of this point of training (position, loss so far summed
@@ -89,6 +95,10 @@ class SyncTrainer final : public Trainer {
   int stopped_by() const override { return stopped_by_; }
 
  private:
+  // The state that differs between ranks (rank_state.hpp), and its restore.
+  RankState own_state();
+  void restore_own_state(const Checkpoint& c);
+
   const Config& cfg_;
   const Comm& comm_;
   Model& model_;
@@ -100,6 +110,7 @@ class SyncTrainer final : public Trainer {
   LrSchedule schedule_;
   std::vector<Range> decayed_;  // where L2 applies
   GradientReducer reducer_;
+  ParamAverager averager_;
   std::vector<int32_t> labels_;
   Evaluator evaluator_;
   Profiler* prof_;
