@@ -115,6 +115,9 @@ int main(int argc, char** argv) {
                    "calibrated CPU per host when under a core per rank, else none shared)")
       ->check(CLI::NonNegativeNumber);
   pred_cmd->add_option("--out", pred.out, "Output directory (default RUN_DIR/predict)");
+  pred_cmd->add_flag("--recommend", pred.recommend,
+                     "Rank sync, bf16, local SGD, DiLoCo and parameter-server candidates at each "
+                     "rank count; print the best with their --set options and launch lines");
 
   CLI::App* trace = app.add_subcommand("trace", "Inspect the traces of a profiled run");
   trace->require_subcommand(1);

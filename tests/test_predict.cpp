@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "hpdl/predict/predictor.hpp"
+#include "hpdl/predict/recommend.hpp"
 
 using namespace hpdl;
 
@@ -160,4 +161,83 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   bad = j;
   bad.erase("reduce_Bps_per_core");
   EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
+}
+
+namespace {
+// The hand-made profile of OneStepAtTwoRanks: 800 kB of gradients in two buckets.
+StepProfile two_layer_profile() {
+  StepProfile p;
+  p.name = "hand-made";
+  p.global_batch = p.local_batch = 64;
+  p.layers = {"a", "b"};
+  p.forward_s = {0.01, 0.02};
+  p.backward_s = {0.02, 0.04};
+  p.data_s = p.loss_s = 0.001;
+  p.update_s = 0.002;
+  p.compute_s = {0.1, 0.1};
+  p.bucket_bytes = {400000, 400000};
+  p.bucket_last_layer = {1, 0};
+  p.param_bytes = 800000;
+  p.train_samples = 6400;
+  return p;
+}
+}  // namespace
+
+// 16-bit gradients: each bucket costs the allreduce of half its bytes plus an encode and a
+// decode pass (2 x its f32 bytes at the reduction rate); local SGD: no bucket, one blocking
+// allreduce of all parameters every H steps, nothing hidden behind backward.
+TEST(Predict, CompressionAndLocalSgdByHand) {
+  StepProfile p = two_layer_profile();
+  p.wire_bytes = 2;
+  const Prediction c = predict_step(p, network(), 2, {});
+  // Ring on 2 ranks over 200 kB: 2a + Sb + S g / 2 = 0.0203 (+ 0.0008 codec) per bucket.
+  ASSERT_EQ(c.buckets.size(), 2u);
+  EXPECT_NEAR(c.buckets[0].seconds, 0.0203, 1e-12);
+  EXPECT_NEAR(c.comm_s, 2 * (0.0203 + 0.0008), 1e-12);
+  EXPECT_EQ(predict_step(p, network(), 1, {}).comm_s, 0);  // one rank: nothing sent or encoded
+
+  p = two_layer_profile();
+  p.sync_every = 16;
+  const Prediction l = predict_step(p, network(), 2, {});
+  // 800 kB on 2 ranks: 2a + Sb + S g / 2 = 0.0806, every 16 steps.
+  EXPECT_NEAR(l.comm_s, 0.0806 / 16, 1e-12);
+  EXPECT_NEAR(l.hidden_s, 0, 1e-12);
+  EXPECT_NEAR(l.step_s, 0.048 + 0.0806 / 16, 1e-12);
+  p.wire_bytes = 2;  // the changes in bf16: half the bytes, plus 2 x 800 kB of codec
+  EXPECT_NEAR(predict_step(p, network(), 2, {}).comm_s, (0.0404 + 0.0016) / 16, 1e-12);
+}
+
+// On a slow network every candidate is costed at every rank count and ranked by samples
+// per second; a parameter server is costed from the sync profile with the whole batch per
+// worker; the report names the best with its --set options and launch lines.
+TEST(Predict, RecommendRanksEveryCandidateAtEveryRankCount) {
+  const StepProfile p = two_layer_profile();
+  const std::vector<Candidate> cands = training_candidates(p);
+  ASSERT_EQ(cands.size(), 13u);  // sync, bf16, 3 x (local, diloco, diloco bf16), 2 PS
+  const std::vector<Recommendation> ranked = recommend(cands, network(), {1, 2, 4, 8}, {});
+  EXPECT_EQ(ranked.size(), 1u + 11u * 3 + 2u * 3);  // 1 rank: sync only; PS from 2 ranks
+  for (size_t i = 1; i < ranked.size(); ++i)
+    EXPECT_GE(ranked[i - 1].at.samples_per_s, ranked[i].at.samples_per_s);
+  // 100 ms of gradient traffic a step against 48 ms of compute: the fewest averages win,
+  // on the most ranks.
+  EXPECT_EQ(ranked.front().candidate->name, "diloco H=64 bf16");
+  EXPECT_EQ(ranked.front().at.ranks, 8);
+  for (const auto& r : ranked) {
+    if (r.candidate->name == "downpour" && r.at.ranks == 2) {
+      EXPECT_NEAR(r.at.compute_s, 0.094, 1e-12);  // one worker, the whole batch
+    }
+    if (r.candidate->name == "sync" && r.at.ranks == 1) {
+      EXPECT_NEAR(r.epoch_s, 6400 / (64 / 0.094), 1e-9);
+    }
+  }
+  const std::string report = recommendation_report(p, ranked, 5, "my.toml", 1);
+  EXPECT_NE(report.find("sbatch -N 8 --ntasks-per-node=1 jobs/train.sbatch my.toml --set "
+                        "'distributed.sync_every=64' --set 'distributed.compression=\"bf16\"' "
+                        "--set 'distributed.outer=\"nesterov\"'"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("mpirun -np 8 --hostfile hosts"), std::string::npos) << report;
+  StepProfile ps = p;
+  ps.mode = "downpour";
+  EXPECT_THROW(training_candidates(ps), std::exception);
 }

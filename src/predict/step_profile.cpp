@@ -63,7 +63,11 @@ StepProfile read_profile(const std::string& dir) {
   const nlohmann::json m = read_json(dir + "/manifest.json");
   const Config cfg = load_config(dir + "/config.toml", {});
   p.name = cfg.run.name;
+  p.train_samples = m.value("train_samples", int64_t{0});
+  p.config_file = m.value("config", dir + "/config.toml");
   if (cfg.distributed.async()) return read_ps_profile(dir, cfg, m, p);
+  p.wire_bytes = cfg.distributed.compression == "none" ? 4 : 2;
+  p.sync_every = cfg.distributed.sync_every;
   p.ranks = m.at("ranks").get<int>();
   p.threads = m.value("threads_per_rank", 1);
   p.global_batch = cfg.train.batch;
@@ -96,6 +100,7 @@ StepProfile read_profile(const std::string& dir) {
                 " layers, but the run's model has " + std::to_string(ranges.size()));
   const BucketLayout b = bucket_layout(
       ranges, static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)));
+  p.param_bytes = model->num_params() * int64_t(sizeof(float));
   for (size_t k = 0; k < b.buckets.size(); ++k) {
     p.bucket_bytes.push_back(b.buckets[k].size * int64_t(sizeof(float)));
     int first = static_cast<int>(ranges.size());

@@ -9,6 +9,15 @@ namespace hpdl {
 
 using predict_stats::mean;
 
+namespace {
+// 16-bit compression's own work on f32_bytes of values: encode (with error feedback) and
+// decode, two passes at about the calibrated reduction rate; 0 without compression or
+// with one rank.
+double codec_s(const StepProfile& p, const NetworkModel& net, int64_t f32_bytes, int ranks) {
+  return ranks > 1 && p.wire_bytes < 4 && net.reduce_Bps > 0 ? 2.0 * f32_bytes / net.reduce_Bps : 0;
+}
+}  // namespace
+
 double expected_max_factor(std::vector<double> x, int n) {
   if (x.empty() || n <= 1) return 1;
   std::sort(x.begin(), x.end());
@@ -37,13 +46,22 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   }
   r.straggler_factor = expected_max_factor(p.compute_s, ranks);
   r.compute_s *= r.straggler_factor;
+  if (p.sync_every > 1) {
+    // Local SGD: no communication in a step; every H steps one blocking allreduce of the
+    // parameter changes (16-bit: half the bytes, plus an encode and a decode pass).
+    const AllreduceCost c =
+        allreduce_cost(net, p.param_bytes * p.wire_bytes / 4, ranks, o.ranks_per_host);
+    r.buckets.push_back(c);
+    r.comm_s = (c.seconds + codec_s(p, net, p.param_bytes, ranks)) / double(p.sync_every);
+  }
   // Buckets start as backward completes them (last layers first) and advance one round per
   // MPI test the trainer makes after each later layer; the rest waits for the step's end.
   const double bwd = backward * scale;
-  for (size_t k = 0; k < p.bucket_bytes.size(); ++k) {
-    const AllreduceCost c = allreduce_cost(net, p.bucket_bytes[k], ranks, o.ranks_per_host);
+  for (size_t k = 0; k < p.bucket_bytes.size() && p.sync_every == 1; ++k) {
+    const AllreduceCost c =
+        allreduce_cost(net, p.bucket_bytes[k] * p.wire_bytes / 4, ranks, o.ranks_per_host);
     r.buckets.push_back(c);
-    r.comm_s += c.seconds;
+    r.comm_s += c.seconds + codec_s(p, net, p.bucket_bytes[k], ranks);
     if (c.seconds <= 0) continue;
     double after = 0;  // backward time left once this bucket is complete
     for (int i = 0; i < p.bucket_last_layer[k]; ++i) after += p.backward_s[i] * scale;
@@ -55,9 +73,14 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   r.step_s = r.compute_s + r.exposed_s;
   r.samples_per_s = r.step_s > 0 ? p.global_batch / r.step_s : 0;
   char words[256];
-  if (r.exposed_s > 0.5 * r.compute_s) {
+  if (r.exposed_s > 0.5 * r.compute_s && p.sync_every > 1) {
+    std::snprintf(words, sizeof words,
+                  "parameter average (%.1f MiB every %lld steps, %s): %.0f%% of the step",
+                  p.param_bytes * p.wire_bytes / 4 / 1048576.0, (long long)p.sync_every,
+                  r.buckets.front().how.c_str(), 100 * r.exposed_s / r.step_s);
+  } else if (r.exposed_s > 0.5 * r.compute_s) {
     int64_t bytes = 0;
-    for (int64_t b : p.bucket_bytes) bytes += b;
+    for (int64_t b : p.bucket_bytes) bytes += b * p.wire_bytes / 4;
     const AllreduceCost whole = allreduce_cost(net, bytes, ranks, o.ranks_per_host);
     const double wire = 2.0 * (ranks - 1) / ranks * bytes /
                         (r.hosts > 1 ? net.inter_bandwidth_Bps : net.intra_bandwidth_Bps);

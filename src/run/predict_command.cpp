@@ -1,13 +1,16 @@
 // `hpdl predict RUN_DIR --network network.json [--ranks 1,2,4,...] [--ranks-per-host R]
-// [--cores-per-host C] [--out DIR]`: the step-time model of predict/predictor.hpp over rank
-// counts; prints the table and writes prediction.csv, prediction.svg and
-// predicted_trace.json (one step at the largest rank count, to open beside a measured trace).
+// [--cores-per-host C] [--out DIR] [--recommend]`: the step-time model of
+// predict/predictor.hpp over rank counts; prints the table and writes prediction.csv,
+// prediction.svg and predicted_trace.json (one step at the largest rank count, to open
+// beside a measured trace). --recommend ranks the training modes instead
+// (predict/recommend.hpp) and writes recommend.csv.
 #include <cstdio>
 #include <filesystem>
 
 #include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/predict/prediction_output.hpp"
+#include "hpdl/predict/recommend.hpp"
 #include "hpdl/run/commands.hpp"
 
 namespace hpdl {
@@ -44,6 +47,16 @@ int cmd_predict(const PredictArgs& args) {
                   " server(s) needs at least " + std::to_string(base) + " ranks");
     const std::string out = args.out.empty() ? args.run_dir + "/predict" : args.out;
     std::filesystem::create_directories(out);
+    if (args.recommend) {
+      const std::vector<Candidate> candidates = training_candidates(profile);
+      const std::vector<Recommendation> ranked = recommend(candidates, net, args.ranks, o);
+      write_file_atomically(out + "/recommend.csv", recommendation_csv(ranked));
+      std::printf(
+          "%s\nwritten: %s/recommend.csv (every candidate at every rank count)\n",
+          recommendation_report(profile, ranked, 8, profile.config_file, o.ranks_per_host).c_str(),
+          out.c_str());
+      return 0;
+    }
     write_file_atomically(out + "/prediction.csv", prediction_csv(rows));
     write_file_atomically(out + "/prediction.svg", prediction_svg(rows));
     write_file_atomically(out + "/predicted_trace.json",

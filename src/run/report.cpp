@@ -74,6 +74,7 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
   const H5Split* validation = splits.validation;
   manifest_["run_dir"] = dir_.path();
   manifest_["parameters"] = model.num_params();
+  manifest_["train_samples"] = train.size();
   manifest_["model_bytes_per_rank"] = model.estimated_bytes();
   dir_.write_atomically("config.toml", config_toml_);
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");

@@ -11,6 +11,7 @@ namespace hpdl {
 // What the predictor takes from a profiled run directory.
 struct StepProfile {
   std::string name;
+  std::string config_file;  // the config the run was started with (manifest "config")
   int ranks = 1;
   int threads = 1;  // OpenMP threads per rank
   int64_t global_batch = 1, local_batch = 1;
@@ -28,6 +29,11 @@ struct StepProfile {
   int servers = 0, n_fetch = 1, n_push = 1;
   int64_t param_bytes = 0;
   double worker_compute_s = 0, worker_rma_s = 0;
+  // Synchronous variants (distributed.*): 2 for gradients or changes in 16 bits, else 4
+  // bytes a value; local SGD's steps per parameter average (1: every step synchronous).
+  int wire_bytes = 4;
+  int64_t sync_every = 1;
+  int64_t train_samples = 0;  // the run's training split (0: unknown, older manifests)
   bool async() const { return mode != "sync"; }
 };
 

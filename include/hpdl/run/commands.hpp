@@ -49,6 +49,7 @@ struct PredictArgs {
   int ranks_per_host = 1;
   double cores_per_host = 0;  // 0: no core sharing assumed
   std::string out;            // "" = RUN_DIR/predict
+  bool recommend = false;     // rank the training modes and host counts (predict/recommend.hpp)
 };
 
 // Run under MPI (mpirun/srun or a singleton); initialise and finalise MPI themselves.

@@ -1,0 +1,48 @@
+// `hpdl predict --recommend`: which training mode, and on how many hosts, for this cluster.
+// From one profiled synchronous run and the cluster's network.json, every candidate is
+// costed with the same step models as `hpdl predict` (predictor.hpp) at every rank count
+// asked for: synchronous SGD, its gradients in bf16, local SGD and DiLoCo every
+// H in {4, 16, 64} steps (also with bf16 changes), and the parameter server (Downpour,
+// DC-ASGD: one server, a worker per other rank with the run's batch as its own, the
+// worker's compute scaled from the profile to that batch). Ranked by samples per second
+// (the time per epoch where the run recorded its training split's size), each with its
+// accuracy risk in words and the exact --set options that select it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "hpdl/predict/predictor.hpp"
+
+namespace hpdl {
+
+struct Candidate {
+  std::string name;               // e.g. "diloco H=16 bf16"
+  std::vector<std::string> sets;  // --set options (key=value) that select it
+  std::string risk;               // what may cost accuracy, in words
+  StepProfile profile;            // the profile as this candidate would run
+};
+
+// The candidates derived from a profiled synchronous run.
+std::vector<Candidate> training_candidates(const StepProfile& measured);
+
+struct Recommendation {
+  const Candidate* candidate = nullptr;
+  Prediction at;
+  double epoch_s = 0;  // 0: the training split's size is unknown
+};
+
+// Every candidate at every rank count (the parameter server needs 2 or more; at 1 rank only
+// plain sync, which every sync variant becomes there), fastest first.
+std::vector<Recommendation> recommend(const std::vector<Candidate>& candidates,
+                                      const NetworkModel& net, const std::vector<int>& ranks,
+                                      const PredictOptions& o);
+
+// The table of the fastest `top`, and the commands that launch the best (the fewest ranks
+// within 5 % of the fastest): sbatch, and mpirun with a hostfile. config: the config file
+// the user trains with.
+std::string recommendation_report(const StepProfile& measured,
+                                  const std::vector<Recommendation>& ranked, size_t top,
+                                  const std::string& config, int ranks_per_host);
+std::string recommendation_csv(const std::vector<Recommendation>& ranked);
+
+}  // namespace hpdl

@@ -1,0 +1,165 @@
+#include "hpdl/predict/recommend.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+namespace {
+
+Candidate sync_variant(const StepProfile& m, int64_t h, bool nesterov, bool bf16) {
+  Candidate c;
+  c.profile = m;
+  c.profile.sync_every = h;
+  c.profile.wire_bytes = bf16 ? 2 : 4;
+  c.name = h == 1 ? "sync" : (nesterov ? "diloco H=" : "local SGD H=") + std::to_string(h);
+  if (bf16) c.name += " bf16";
+  c.sets.push_back("distributed.sync_every=" + std::to_string(h));
+  c.sets.push_back(std::string("distributed.compression=\"") + (bf16 ? "bf16" : "none") + "\"");
+  if (h > 1)
+    c.sets.push_back(std::string("distributed.outer=\"") + (nesterov ? "nesterov" : "average") +
+                     "\"");
+  if (h == 1)
+    c.risk = bf16 ? "low: 16-bit gradients with error feedback" : "none: the reference";
+  else
+    c.risk = "each rank takes " + std::to_string(h) + " steps alone between averages" +
+             (nesterov ? " (outer Nesterov step)" : "") + ": compare accuracy with sync";
+  return c;
+}
+
+Candidate ps_variant(const StepProfile& m, const std::string& mode) {
+  Candidate c;
+  c.name = mode;
+  c.profile = m;
+  StepProfile& p = c.profile;
+  p.mode = mode, p.servers = 1, p.n_fetch = p.n_push = 1, p.sync_every = 1, p.wire_bytes = 4;
+  // A worker trains on the run's whole batch: the profiled batch-proportional parts scaled
+  // from the rank's local batch to it.
+  double forward = 0, backward = 0;
+  for (size_t i = 0; i < m.layers.size(); ++i)
+    forward += m.forward_s[i], backward += m.backward_s[i];
+  const double scale = double(m.global_batch) / double(m.local_batch);
+  p.worker_compute_s = (m.data_s + forward + m.loss_s + backward) * scale + m.update_s + m.other_s;
+  p.local_batch = m.global_batch;
+  c.sets = {"distributed.mode=\"" + mode + "\"", "distributed.servers=1", "optimizer.name=\"sgd\"",
+            "optimizer.momentum=0"};
+  c.risk = "stale gradients (about W-1 updates per push); plain SGD on the server" +
+           std::string(mode == "dcasgd" ? ", delay-compensated" : "");
+  return c;
+}
+
+std::string joined_sets(const Candidate& c) {
+  std::string out;
+  for (const auto& s : c.sets) out += " --set '" + s + "'";
+  return out;
+}
+
+}  // namespace
+
+std::vector<Candidate> training_candidates(const StepProfile& measured) {
+  HPDL_REQUIRE(!measured.async(), measured.name + " is a " + measured.mode +
+                                      " run: --recommend starts from a profiled synchronous run");
+  std::vector<Candidate> out;
+  out.push_back(sync_variant(measured, 1, false, false));
+  out.push_back(sync_variant(measured, 1, false, true));
+  for (int64_t h : {4, 16, 64}) {
+    out.push_back(sync_variant(measured, h, false, false));
+    out.push_back(sync_variant(measured, h, true, false));
+    out.push_back(sync_variant(measured, h, true, true));
+  }
+  out.push_back(ps_variant(measured, "downpour"));
+  out.push_back(ps_variant(measured, "dcasgd"));
+  return out;
+}
+
+std::vector<Recommendation> recommend(const std::vector<Candidate>& candidates,
+                                      const NetworkModel& net, const std::vector<int>& ranks,
+                                      const PredictOptions& o) {
+  std::vector<Recommendation> out;
+  for (const Candidate& c : candidates) {
+    for (int r : ranks) {
+      if (c.profile.async() && r < 2) continue;
+      if (r == 1 && c.name != "sync") continue;  // one rank: every sync variant is plain SGD
+      Recommendation rec;
+      rec.candidate = &c;
+      rec.at = predict_step(c.profile, net, r, o);
+      if (rec.at.samples_per_s <= 0) continue;
+      if (c.profile.train_samples > 0) rec.epoch_s = c.profile.train_samples / rec.at.samples_per_s;
+      out.push_back(std::move(rec));
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Recommendation& a, const Recommendation& b) {
+    return a.at.samples_per_s > b.at.samples_per_s;
+  });
+  return out;
+}
+
+std::string recommendation_report(const StepProfile& measured,
+                                  const std::vector<Recommendation>& ranked, size_t top,
+                                  const std::string& config, int ranks_per_host) {
+  HPDL_REQUIRE(!ranked.empty(), "no candidate could be costed");
+  const Recommendation* base = nullptr;  // sync on one rank, when it was asked for
+  for (const auto& r : ranked)
+    if (r.candidate->name == "sync" && r.at.ranks == 1) base = &r;
+  char line[512];
+  std::string out = "recommended for " + measured.name + " (batch " +
+                    std::to_string(measured.global_batch) + "), best first:\n";
+  out +=
+      " rank  candidate            ranks hosts   samples/s    s/epoch  vs 1 rank  accuracy risk\n";
+  for (size_t i = 0; i < std::min(top, ranked.size()); ++i) {
+    const Recommendation& r = ranked[i];
+    char epoch[32] = "-", speedup[32] = "-";
+    if (r.epoch_s > 0) std::snprintf(epoch, sizeof epoch, "%.1f", r.epoch_s);
+    if (base)
+      std::snprintf(speedup, sizeof speedup, "%.2fx", r.at.samples_per_s / base->at.samples_per_s);
+    std::snprintf(line, sizeof line, "%5zu  %-20s %5d %5d %11.1f %10s %9s  %s\n", i + 1,
+                  r.candidate->name.c_str(), r.at.ranks, r.at.hosts, r.at.samples_per_s, epoch,
+                  speedup, r.candidate->risk.c_str());
+    out += line;
+  }
+  // The best: the fewest ranks within 5 % of the fastest (then the simpler candidate).
+  const Recommendation* pick = &ranked.front();
+  for (const auto& r : ranked)
+    if (r.at.samples_per_s >= 0.95 * ranked.front().at.samples_per_s && r.at.ranks < pick->at.ranks)
+      pick = &r;
+  const Recommendation& best = *pick;
+  const std::string sets = joined_sets(*best.candidate);
+  out += "best (the fewest ranks within 5% of the fastest): " + best.candidate->name + " on " +
+         std::to_string(best.at.ranks) + " ranks (" + std::to_string(best.at.hosts) +
+         " hosts): " + best.at.bottleneck + "\n";
+  if (best.candidate->profile.async()) {
+    out += "  sbatch:  HPDL_PS_MODE=" + best.candidate->name + " HPDL_SERVERS=1 sbatch -N " +
+           std::to_string(best.at.hosts) + " -n " + std::to_string(best.at.ranks) +
+           " jobs/train_ps.sbatch " + config + sets + "\n";
+  } else {
+    out += "  sbatch:  sbatch -N " + std::to_string(best.at.hosts) +
+           " --ntasks-per-node=" + std::to_string(std::min(ranks_per_host, best.at.ranks)) +
+           " jobs/train.sbatch " + config + sets + "\n";
+  }
+  out += "  mpirun:  mpirun -np " + std::to_string(best.at.ranks) +
+         " --hostfile hosts build/hpdl train " + config + sets + "\n";
+  out += "           (hosts: one line per host, \"HOSTNAME slots=" +
+         std::to_string(std::min(ranks_per_host, best.at.ranks)) + "\")\n";
+  return out;
+}
+
+std::string recommendation_csv(const std::vector<Recommendation>& ranked) {
+  std::string out =
+      "candidate,ranks,hosts,step_ms,samples_per_s,epoch_s,exposed_comm_ms,sets,risk\n";
+  char line[512];
+  for (const auto& r : ranked) {
+    std::string sets;
+    for (const auto& s : r.candidate->sets) sets += (sets.empty() ? "" : " ") + s;
+    for (char& ch : sets)
+      if (ch == '"') ch = '\'';
+    std::snprintf(line, sizeof line, "%s,%d,%d,%.4f,%.2f,%.2f,%.4f,\"%s\",\"%s\"\n",
+                  r.candidate->name.c_str(), r.at.ranks, r.at.hosts, r.at.step_s * 1e3,
+                  r.at.samples_per_s, r.epoch_s, r.at.exposed_s * 1e3, sets.c_str(),
+                  r.candidate->risk.c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace hpdl
