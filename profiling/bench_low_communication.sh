@@ -22,26 +22,14 @@ hpdl=${HPDL:-build/hpdl}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d /tmp/hpdl-lowcomm.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-variant_args() {  # VARIANT -> --set options, one per line
-  local v=$1 h
-  case $v in
-    sync) ;;
-    bf16 | fp16) echo "distributed.compression=\"$v\"" ;;
-    local* | diloco*)
-      h=${v#local} h=${h#diloco} h=${h%_bf16}
-      echo "distributed.sync_every=$h"
-      [ "${v#diloco}" = "$v" ] || echo 'distributed.outer="nesterov"'
-      [ "${v%_bf16}" = "$v" ] || echo 'distributed.compression="bf16"' ;;
-    *) echo "unknown variant $v" >&2; exit 2 ;;
-  esac
-}
+source profiling/variants.sh
 echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $ranks ranks x 1 thread" >&2
 for model in $models; do
   for v in $variants; do
     for seed in $seeds; do
       sets=(--set "train.seed=$seed" --set train.progress=false)
       [ -z "$epochs" ] || sets+=(--set "train.epochs=$epochs")
-      while read -r s; do [ -z "$s" ] || sets+=(--set "$s"); done < <(variant_args "$v")
+      while read -r s; do [ -z "$s" ] || sets+=(--set "$s"); done < <(variant_sets "$v")
       echo "$model $v seed $seed ..." >&2
       mpirun -np "$ranks" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 "$hpdl" train \
         "inputs/$model.toml" --set run.output_dir="\"$out\"" --set run.name="\"${model}_${v}_$seed\"" \
