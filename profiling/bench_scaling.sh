@@ -15,6 +15,10 @@
 # epochs, and reports the time to that accuracy and the accuracy after EPOCHS epochs.
 # A run that fails or stalls (run.watchdog_s = WATCHDOG_S, default 120) gets a row saying
 # so. Rows also go to $OUT/scaling.csv (default outputs/scaling) for plot_scaling.py.
+# MODES may also name the synchronous variants of profiling/variants.sh (bf16, fp16,
+# localH, dilocoH, ..._bf16): local SGD runs at least 2 H steps, a multiple of H, so the
+# recorded steps hold their share of parameter averages. MODEL picks another Fashion-MNIST
+# preset (default mlp_fashion_mnist; lenet_fashion_mnist).
 # HPDL=another/binary measures another build (A/B against an older commit).
 #   RATES="100mbit 1gbit" HOSTS="1 2 4 8 16" STEPS=40 profiling/bench_scaling.sh
 #   RATES=1gbit HOSTS=16 MODES="downpour dcasgd" TARGET=0.85 EPOCHS=4 profiling/bench_scaling.sh
@@ -30,19 +34,22 @@ epochs=${EPOCHS:-5}
 watchdog=${WATCHDOG_S:-120}  # a run that stalls this long ends (named in its row)
 out=${OUT:-outputs/scaling}
 hpdl=${HPDL:-build/hpdl}
-rows=60000 batch=32
+model=${MODEL:-mlp_fashion_mnist}
+rows=60000 batch=$(sed -n 's/^batch *= *\([0-9]*\).*/\1/p' "inputs/$model.toml" | head -1)
+source profiling/variants.sh
 source profiling/cluster_env.sh hpdl-scaling
 n_hosts=$(printf '%s\n' $hosts_list | sort -n | tail -1)
 cpus=${CPUS_PER_HOST:-$(awk -v c="$(nproc)" -v h="$n_hosts" 'BEGIN { printf "%.4g", c / h }')}
 mkdir -p "$out"
 csv=$out/scaling.csv
+echo "model $model, batch $batch" >&2
 echo "rate,hosts,mode,workers,cpus_per_host,step_ms,epoch_s,samples_per_s,tta_s,acc_at_epochs" >"$csv"
 mean_step() { /usr/bin/python3 profiling/median_step.py "$1" "$2" mean; }  # RUN_DIR SERVERS -> seconds
 train() {  # NAME HOSTS MPI-ARGS... -- HPDL-ARGS...
   local name=$1 h=$2
   shift 2
   $cluster mpirun -np "$h" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 "$hpdl" train \
-    inputs/mlp_fashion_mnist.toml "$@" --set run.output_dir="\"$work/runs\"" \
+    "inputs/$model.toml" "$@" --set run.output_dir="\"$work/runs\"" \
     --set run.name="\"$name\"" --set train.progress=false --set run.watchdog_s="$watchdog" \
     --overwrite >"$work/$name.log" 2>&1
 }
@@ -53,17 +60,22 @@ for rate in $rates; do
   $cluster up "$n_hosts" --rate "$rate" --cpus-per-host "$cpus" >/dev/null
   for h in $hosts_list; do
     for mode in $modes; do
-      s=0 mode_args=()
-      if [ "$mode" != sync ]; then
+      s=0 mode_args=() run_steps=$steps
+      if [ "$mode" != sync ] && [ "$mode" != downpour ] && [ "$mode" != dcasgd ]; then
+        while read -r v; do [ -z "$v" ] || mode_args+=(--set "$v"); done < <(variant_sets "$mode")
+        every=$(variant_sets "$mode" | sed -n 's/^distributed.sync_every=//p')
+        [ -z "$every" ] ||
+          run_steps=$(( (steps > 2 * every ? steps + every - 1 : 2 * every) / every * every ))
+      elif [ "$mode" != sync ]; then
         s=$servers mode_args=(--set "distributed.mode=\"$mode\"" --set 'optimizer.name="sgd"'
           --set "distributed.servers=$servers")
         [ "$h" -gt "$servers" ] || continue
       fi
       w=$((h - s)) name=${mode}_${h}_$rate
       echo "$mode on $h host(s) at $rate ..." >&2
-      if ! train "$name" "$h" "${mode_args[@]}" --set train.max_steps="$steps" \
+      if ! train "$name" "$h" "${mode_args[@]}" --set train.max_steps="$run_steps" \
         --set train.epochs=1000 --set profile.enabled=true --set profile.skip=3 \
-        --set profile.warmup=0 --set profile.active="$steps" --set 'data.test_file=""'; then
+        --set profile.warmup=0 --set profile.active="$run_steps" --set 'data.test_file=""'; then
         printf '%-8s %-6s %-9s %7s  did not finish: %s\n' "$rate" "$h" "$mode" "$w" \
           "$(grep -m1 'hpdl: error' "$work/$name.log" | cut -c1-160)"
         continue
@@ -87,7 +99,8 @@ PY
 import math, sys
 rate, h, mode, w, step, rows, batch, cpus, tta, acc, csv = sys.argv[1:]
 w, step, rows, batch = int(w), float(step), int(rows), int(batch)
-steps = math.ceil(rows / batch) if mode == "sync" else math.ceil(rows / (batch * w))
+ps = mode in ("downpour", "dcasgd")
+steps = math.ceil(rows / (batch * w)) if ps else math.ceil(rows / batch)
 epoch = steps * step
 print(f"{rate:<8} {h:<6} {mode:<9} {w:>7} {1e3*step:>9.2f} {epoch:>9.1f} {rows/epoch:>10.0f} {tta:>9} {acc:>9}")
 open(csv, "a").write(f"{rate},{h},{mode},{w},{cpus},{1e3*step:.3f},{epoch:.2f},{rows/epoch:.1f},{tta},{acc}\n")

@@ -10,6 +10,9 @@
 # This machine's 2 cores are shared by all emulated hosts: with H hosts of 1 rank x 1 thread
 # each rank gets 2/H cores, which the predictor is told (--cores-per-host 2/H); rows with
 # H > 2 are marked oversubscribed.
+# A model may carry a synchronous variant of profiling/variants.sh as a suffix (mlp_bf16,
+# lenet_diloco16, har_local16_bf16): local SGD runs a multiple of H steps and compares mean
+# step times (the average lands on one step in H), the others medians.
 #   RATES="100mbit 1gbit" MODELS="mlp lenet har mlp_downpour" HOSTS="1 2 4 8" STEPS=30 \
 #     profiling/validate_predict.sh
 set -euo pipefail
@@ -20,18 +23,33 @@ steps=${STEPS:-30}
 hosts_list=${HOSTS:-1 2 4}
 cores=${CORES:-$(nproc)}
 source profiling/cluster_env.sh hpdl-validate
-config() { case $1 in mlp) echo inputs/mlp_fashion_mnist.toml ;; lenet) echo inputs/lenet_fashion_mnist.toml ;;
-  har) echo inputs/har_2x2.toml ;;
-  mlp_downpour) echo "inputs/mlp_fashion_mnist.toml --set distributed.mode=\"downpour\" --set optimizer.name=\"sgd\"" ;;
-  *) echo "unknown model $1" >&2; exit 2 ;; esac; }
+source profiling/variants.sh
+config() {
+  local base=${1%%_*} variant=${1#*_} c
+  [ "$variant" != "$1" ] || variant=""
+  case $base in mlp) c=inputs/mlp_fashion_mnist.toml ;; lenet) c=inputs/lenet_fashion_mnist.toml ;;
+    har) c=inputs/har_2x2.toml ;; *) echo "unknown model $1" >&2; exit 2 ;; esac
+  case $variant in
+    "") ;;
+    downpour) c="$c --set distributed.mode=\"downpour\" --set optimizer.name=\"sgd\"" ;;
+    *) for v in $(variant_sets "$variant"); do c="$c --set ${v//\"/\\\"}"; done ;;
+  esac
+  echo "$c"
+}
+every() { variant_sets "${1#*_}" 2>/dev/null | sed -n 's/^distributed.sync_every=//p'; }
 servers() { case $1 in *_downpour) echo 1 ;; *) echo 0 ;; esac; }
 # Rank 0's batch and the profile: skip 2 steps, record the rest.
 train_args() {  # MODEL NAME
-  echo "$(config "$1") --set run.output_dir=\"$work/runs\" --set run.name=\"$2\" --set train.max_steps=$steps
+  local n=$steps h
+  h=$(every "$1")
+  [ -z "$h" ] || n=$(( (steps > 2 * h ? steps + h - 1 : 2 * h) / h * h ))
+  echo "$(config "$1") --set run.output_dir=\"$work/runs\" --set run.name=\"$2\" --set train.max_steps=$n
     --set train.epochs=1000 --set profile.enabled=true --set profile.skip=2 --set profile.warmup=0
-    --set profile.active=$steps --set train.progress=false --set data.test_file=\"\" --overwrite"
+    --set profile.active=$n --set train.progress=false --set data.test_file=\"\" --overwrite"
 }
-median_step() { /usr/bin/python3 profiling/median_step.py "$1" "$2"; }  # RUN_DIR SERVERS -> seconds
+measured_step() {  # MODEL RUN_DIR SERVERS -> seconds
+  /usr/bin/python3 profiling/median_step.py "$2" "$3" $([ -z "$(every "$1")" ] || echo mean)
+}
 table=$work/table.txt
 : >"$table"
 n_hosts=$(printf '%s\n' $hosts_list 4 | sort -n | tail -1)
@@ -53,7 +71,7 @@ for rate in $rates; do
       # shellcheck disable=SC2046
       $cluster mpirun -np "$h" --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
         $(eval echo $(train_args "$model" "${model}_$h")) >/dev/null
-      measured=$(median_step "$work/runs/${model}_$h" "$s")
+      measured=$(measured_step "$model" "$work/runs/${model}_$h" "$s")
       per_host=$(/usr/bin/python3 -c "print(min(1.0, $cores / $h))")
       build/hpdl predict "$work/runs/${model}_profile" --network "$work/net_$rate.json" --ranks "$h" \
         --cores-per-host "$per_host" --out "$work/pred_${model}_${rate}_$h" >/dev/null
@@ -66,13 +84,13 @@ done
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 cores = int(sys.argv[2])
-print(f"\n{'model':8} {'link':8} {'hosts':>5} {'measured ms':>12} {'predicted ms':>13} {'error':>8}")
+print(f"\n{'model':16} {'link':8} {'hosts':>5} {'measured ms':>12} {'predicted ms':>13} {'error':>8}")
 errs = []
 for model, rate, h, m, p in rows:
     m, p, h = float(m), float(p), int(h)
     e = (p - m) / m
     errs.append(abs(e))
     note = "  (oversubscribed: %d ranks on %d cores)" % (h, cores) if h > cores else ""
-    print(f"{model:8} {rate:8} {h:5d} {1e3*m:12.2f} {1e3*p:13.2f} {100*e:+7.1f}%{note}")
+    print(f"{model:16} {rate:8} {h:5d} {1e3*m:12.2f} {1e3*p:13.2f} {100*e:+7.1f}%{note}")
 print(f"\nmedian |error| {100*statistics.median(errs):.1f}%, worst {100*max(errs):.1f}% over {len(errs)} points")
 PY

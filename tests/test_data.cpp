@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "hpdl/core/error.hpp"
@@ -174,7 +175,53 @@ TEST(ConvertUciHar, BadFilesNameFileAndLine) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not a number"), std::string::npos) << e.what();
   }
+  // A finite double beyond a float's range would become an infinity: refused, named.
+  std::ofstream(d / "train" / "Inertial Signals" / "body_gyro_y_train.txt") << "1 2 1e39 4 5\n";
+  try {
+    convert_uci_har(d.string(), (d / "o.h5").string());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "body_gyro_y_train.txt:1: 1e39 is beyond the range of a 32-bit float"),
+              std::string::npos)
+        << e.what();
+  }
   EXPECT_FALSE(fs::exists(d / "o.h5"));
+}
+
+// Normalisation statistics that would turn every value into NaN, Inf or 0 are refused,
+// naming the statistic and the channel.
+TEST(Reader, NormalizeRefusesStatisticsThatAreNotUsable) {
+  const TempDir tmp("badstats");
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::pair<std::vector<float>, std::vector<float>>> cases = {
+      {{0, nan, 0}, {1, 1, 1}},
+      {{0, 0, 0}, {1, inf, 1}},
+      {{0, 0, 0}, {1, 1, -2}},
+      {{0, 0, 0}, {1e-40f, 1, 1}}};
+  const std::vector<std::string> want = {
+      "x.mean[1] = nan is not finite", "x.std[1] = inf is not finite",
+      "x.std[2] = -2 is not positive", "x.std[0] = 9.99995e-41 is so small that 1/std overflows"};
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const std::string out = (tmp.path / ("s" + std::to_string(k) + ".h5")).string();
+    std::vector<float> x(4 * 3, 1.0f);
+    std::vector<int32_t> y(4, 0);
+    h5_write_atomically(out, [&](hid_t f) {
+      h5_write(f, "x", x.data(), {4, 3});
+      h5_write(f, "y", y.data(), {4});
+      H5Id xd(H5Dopen2(f, "x", H5P_DEFAULT), H5Dclose);
+      h5_write_attr(xd.get(), "mean", cases[k].first);
+      h5_write_attr(xd.get(), "std", cases[k].second);
+    });
+    H5Split s(out, "/");
+    try {
+      s.normalize_channels();
+      FAIL() << want[k];
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(want[k]), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ConvertUciHar, RealSubsetWhenPresent) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "hpdl/core/error.hpp"
@@ -45,6 +46,11 @@ std::vector<std::vector<float>> parse_rows(const fs::path& p) {
       if (end == s || !std::isfinite(v)) {
         throw Error("UCI HAR: " + p.string() + ":" + std::to_string(lineno) + ": not a number: '" +
                     std::string(s).substr(0, 20) + "'");
+      }
+      if (std::abs(v) > std::numeric_limits<float>::max()) {
+        throw Error("UCI HAR: " + p.string() + ":" + std::to_string(lineno) + ": " +
+                    std::string(s, static_cast<size_t>(end - s)).substr(0, 30) +
+                    " is beyond the range of a 32-bit float (|x| <= 3.4e38)");
       }
       row.push_back(static_cast<float>(v));
       s = end;

@@ -165,8 +165,17 @@ void H5Split::normalize_channels() {
   }
   norm_inv_std_.resize(C);
   for (size_t c = 0; c < C; ++c) {
-    if (!(stdev[c] > 0)) throw Error(where_ + "x.std[" + std::to_string(c) + "] is not positive");
+    auto bad = [&](const char* stat, float v, const char* why) {
+      std::ostringstream msg;
+      msg << where_ << "x." << stat << "[" << c << "] = " << v << " " << why
+          << " (data.normalize divides by std and subtracts mean)";
+      throw Error(msg.str());
+    };
+    if (!std::isfinite(mean[c])) bad("mean", mean[c], "is not finite");
+    if (!std::isfinite(stdev[c])) bad("std", stdev[c], "is not finite");
+    if (!(stdev[c] > 0)) bad("std", stdev[c], "is not positive");
     norm_inv_std_[c] = 1.0f / stdev[c];
+    if (!std::isfinite(norm_inv_std_[c])) bad("std", stdev[c], "is so small that 1/std overflows");
   }
   norm_mean_ = std::move(mean);
 }

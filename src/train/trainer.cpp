@@ -98,6 +98,11 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
   }
   const auto t_start = std::chrono::steady_clock::now();
   const int64_t steps = plan_.steps_per_epoch();
+  if (from && first_step > steps) {
+    throw AgreedError("checkpoint is damaged: it stands at step " + std::to_string(first_step) +
+                      " of epoch " + std::to_string(first_epoch) + ", which has " +
+                      std::to_string(steps) + " steps");
+  }
   bool stop_early = false;
   for (int64_t epoch = first_epoch; epoch <= cfg_.train.epochs; ++epoch) {
     const auto t_epoch = std::chrono::steady_clock::now();

@@ -81,6 +81,17 @@ with h5py.File(sys.argv[2], "r+") as f:
 PY
 $expect "checkpoint .*damaged.h5 is damaged: epoch step = -5" \
   $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=damaged --resume-from "$out/damaged.h5"
+# In range for the header but beyond the epoch: 256 samples / batch 16 = 16 steps an epoch.
+/usr/bin/python3 - "$out/only_prev/checkpoint.prev.h5" "$out/beyond.h5" <<'PY'
+import json, shutil, sys, h5py, numpy
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    h = json.loads(f.attrs["header"].decode() if isinstance(f.attrs["header"], bytes) else f.attrs["header"])
+    h["epoch_step"] = 1000
+    f.attrs.create("header", numpy.bytes_(json.dumps(h)))
+PY
+$expect "checkpoint is damaged: it stands at step 1000 of epoch [0-9]+, which has 16 steps" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=beyond --resume-from "$out/beyond.h5"
 echo "truncated or missing checkpoint.h5: --resume falls back to checkpoint.prev.h5 (said in the log) and gives the uninterrupted parameters"
 
 # A fallback resume never loses the intact checkpoint: the truncated checkpoint.h5 is moved
