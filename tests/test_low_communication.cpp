@@ -15,6 +15,7 @@
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/sampler.hpp"
 #include "hpdl/dist/param_averager.hpp"
+#include "hpdl/train/checkpoint.hpp"
 #include "hpdl/train/passes.hpp"
 #include "hpdl/train/trainer.hpp"
 #include "mpi_test_util.hpp"
@@ -157,6 +158,46 @@ TEST(LocalSgd, AveragesAtIntervalAndEpochEndsIdenticalReplicas) {
     EXPECT_EQ(t.averages, 3) << outer;
     expect_identical_on_every_rank(t.params);
   }
+}
+
+// The inner optimizer's state stays on each rank (DiLoCo's rule): after a local SGD run with
+// Adam the ranks hold identical parameters (the run ended with an average) but their own
+// moments, and a checkpoint carries every rank's moments and parameters and the shared
+// anchor and outer momentum, each rank's own given back on restore.
+TEST(LocalSgd, InnerOptimizerStateStaysOnEachRankAndInCheckpoints) {
+  Comm world(MPI_COMM_WORLD);
+  const std::string path = prepare(world);
+  const Config cfg =
+      load_config(path, {"distributed.sync_every=3", "distributed.outer=\"nesterov\""});
+  H5Split data(cfg.data.train_file, "/");
+  const int64_t local =
+      BatchPlan(data.size(), cfg.train.batch, world.rank(), world.size()).local_batch();
+  auto model = build_model(cfg.model, local, cfg.run.backend);
+  model->init_params(cfg.train.seed);
+  Watchdog watchdog(60, world.rank());
+  SyncTrainer trainer(cfg, world, *model, Splits{&data}, watchdog);
+  trainer.run({});
+  Checkpoint c = trainer.state(3, 0, 0, 0, 0, {});
+  broadcast_checkpoint(world, c);
+  for (const char* name : {"outer.anchor", "outer.momentum"}) EXPECT_NE(c.buffer(name), nullptr);
+  const int n = world.size();
+  for (int r = 0; r < n; ++r) {
+    ASSERT_NE(c.buffer("rank" + std::to_string(r) + ".optimizer.m"), nullptr) << r;
+    EXPECT_EQ(*c.buffer("rank" + std::to_string(r) + ".params"), c.params) << r;
+  }
+  if (n > 1) EXPECT_NE(*c.buffer("rank0.optimizer.m"), *c.buffer("rank1.optimizer.m"));
+  // Restored into a fresh trainer, each rank's own moments are back: its own checkpoint copy
+  // of them, taken again, is unchanged.
+  auto fresh = build_model(cfg.model, local, cfg.run.backend);
+  SyncTrainer again(cfg, world, *fresh, Splits{&data}, watchdog);
+  again.restore(c);
+  Checkpoint c2 = again.state(3, 0, 0, 0, 0, {});
+  broadcast_checkpoint(world, c2);
+  for (int r = 0; r < n; ++r) {
+    const std::string m = "rank" + std::to_string(r) + ".optimizer.m";
+    EXPECT_EQ(*c2.buffer(m), *c.buffer(m)) << r;
+  }
+  EXPECT_EQ(std::vector<float>(fresh->params().begin(), fresh->params().end()), c.params);
 }
 
 // distributed.sync_every = 1 is synchronous SGD: the same parameters bit for bit.
