@@ -7,6 +7,7 @@
 //    and lambda > 0 (constant or adaptive) does not;
 //  - DC-ASGD (constant and adaptive lambda) equals a sequential DC-ASGD written out in one
 //    process, bit for bit, however many servers apply it;
+//  - asynchronous DiLoCo (the server's outer Nesterov step) equals one rank's DiLoCo;
 //  - a worker's own pushes never count as staleness.
 // With several workers (np 4: 1 server + 3 workers, 2 + 2) on uneven data slices, every
 // worker finishes, every push reaches the servers, and all ranks end with one model.
@@ -236,6 +237,35 @@ TEST(OneWorkerSchedule, DcAsgdWithZeroLambdaEqualsDownpour) {
     ASSERT_EQ(hist.size(), 1u);
     EXPECT_EQ(hist[0], 4);
   }
+}
+
+// Asynchronous DiLoCo with one worker: pulling and pushing every 2 steps, the server's outer
+// Nesterov step on the pushed change is the synchronous DiLoCo of one rank averaging every 2
+// steps (the same changes; equal up to rounding: lr * sum(g) against anchor - params), and
+// outer_lr 1 with momentum 0 is Downpour bit for bit.
+TEST(OneWorkerSchedule, AsynchronousDilocoEqualsOneRankDiloco) {
+  Comm world(MPI_COMM_WORLD);
+  if (world.size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  const std::string path = prepare(world, "conv", kConvConfig, {1, 8, 8});
+  auto sets = one_worker(world, "downpour");
+  for (const char* s : {"distributed.n_fetch=2", "distributed.n_push=2",
+                        "distributed.outer=\"nesterov\"", "distributed.outer_lr=0.5"})
+    sets.push_back(s);
+  const AsyncResult async = train_async(load_config(path, sets), world);
+  const std::vector<float> local =
+      train_single(load_config(path, {"distributed.sync_every=2", "distributed.outer=\"nesterov\"",
+                                      "distributed.outer_lr=0.5"}));
+  EXPECT_LT(max_diff(async.params, local), 1e-5) << "rank " << world.rank();
+  auto fresh = build_model(load_config(path, {}).model, 1, "onednn");
+  fresh->init_params(3);
+  EXPECT_GT(max_diff(local, {fresh->params().begin(), fresh->params().end()}), 1e-3);
+
+  sets = one_worker(world, "downpour");
+  sets.insert(sets.end(), {"distributed.n_fetch=2", "distributed.n_push=2"});
+  const AsyncResult downpour = train_async(load_config(path, sets), world);
+  sets.insert(sets.end(), {"distributed.outer=\"nesterov\"", "distributed.outer_lr=1.0",
+                           "distributed.outer_momentum=0.0"});
+  EXPECT_EQ(train_async(load_config(path, sets), world).params, downpour.params);
 }
 
 TEST(OneWorkerSchedule, DcAsgdEqualsSequentialDcAsgd) {

@@ -274,6 +274,11 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
                 " is for distributed.mode = \"sync\" (the parameter server sends f32 gradients "
                 "every n_push steps)");
   }
+  if (c.distributed.mode == "dcasgd" && c.distributed.outer != defaults.outer) {
+    throw Error(where +
+                ": distributed.outer = \"nesterov\" on a parameter server is asynchronous "
+                "DiLoCo with distributed.mode = \"downpour\" (DC-ASGD has its own rule)");
+  }
   if (!c.data.has_validation() && (c.train.keep == "best" || c.train.patience > 0)) {
     throw Error(where + (c.train.keep == "best" ? ": train.keep = \"best\"" : ": train.patience") +
                 " needs a validation split: set data.validation_fraction or data.validation_file");

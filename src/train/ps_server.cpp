@@ -167,6 +167,8 @@ bool PsServer::checkpoint_wanted(bool* stop) {
 
 std::vector<NamedValues> PsServer::slices() {
   std::vector<NamedValues> out = {{"params", shards_.own_shard()}};
+  for (const UpdateRule::State& st : rule_->shared_state())
+    out.push_back({"outer." + st.name, st.values});
   for (int k = 0; k < ctx_.workers(); ++k) {
     if (rule_->uses_backup()) out.push_back({worker_key(k) + ".w_bak", shards_.pulled_copy(k)});
     for (const UpdateRule::State& st : rule_->state(k))

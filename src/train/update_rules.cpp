@@ -4,6 +4,8 @@
 // rely on it).
 #include "hpdl/train/update_rules.hpp"
 
+#include <algorithm>
+
 #include "hpdl/core/buffer.hpp"
 #include "hpdl/core/error.hpp"
 
@@ -57,12 +59,38 @@ class DcAsgd final : public UpdateRule {
   VectorOps& ops_;
 };
 
+class OuterNesterov final : public UpdateRule {
+ public:
+  OuterNesterov(const DistributedConfig& d, int64_t n)
+      : lr_(static_cast<float>(d.outer_lr)),
+        mu_(static_cast<float>(d.outer_momentum)),
+        momentum_(n) {
+    std::fill(momentum_.span().begin(), momentum_.span().end(), 0.0f);
+  }
+  void apply(int, const float* g, float lr, float* w, const float*, int64_t n) override {
+    float* m = momentum_.data();
+    for (int64_t i = 0; i < n; ++i) {
+      const float d = lr * g[i];
+      m[i] = mu_ * m[i] + d;
+      w[i] -= lr_ * (d + mu_ * m[i]);
+    }
+  }
+  bool uses_backup() const override { return false; }
+  std::vector<State> state(int) override { return {}; }
+  std::vector<State> shared_state() override { return {{"momentum", momentum_.span()}}; }
+
+ private:
+  float lr_, mu_;
+  Buffer momentum_;
+};
+
 }  // namespace
 
 std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int workers, int64_t n,
                                              VectorOps& ops) {
   if (dist.mode == "dcasgd") return std::make_unique<DcAsgd>(dist, workers, n, ops);
   HPDL_REQUIRE(dist.mode == "downpour", "no update rule for distributed.mode '" + dist.mode + "'");
+  if (dist.outer == "nesterov") return std::make_unique<OuterNesterov>(dist, n);
   return std::make_unique<Downpour>(ops);
 }
 

@@ -6,7 +6,8 @@
 #    parameters, Adam moments and error feedback, and the shared anchor and momentum, are
 #    in the checkpoint;
 #  - the same for compressed gradients (fp16, every step synchronous: each rank's error
-#    feedback);
+#    feedback) and for asynchronous DiLoCo on a parameter server (the server's outer
+#    momentum);
 #  - the settings are refused, naming the key, where they do not apply.
 # Usage: low_communication.sh MPIRUN HPDL FIXTURES
 set -eu
@@ -40,6 +41,11 @@ resume_equals_uninterrupted() {  # NAME SETTINGS...
 resume_equals_uninterrupted diloco --set distributed.sync_every=4 --set 'distributed.outer="nesterov"' \
   --set 'distributed.compression="bf16"' --set distributed.local_warmup_steps=5
 resume_equals_uninterrupted fp16 --set 'distributed.compression="fp16"'
+# Asynchronous DiLoCo, 1 server + 1 worker pushing every step (deterministic; with
+# n_push > 1 a checkpoint's pause pushes the pending change early, as for Downpour): the
+# server's outer momentum is in the checkpoint.
+resume_equals_uninterrupted ps_diloco --set 'distributed.mode="downpour"' --set 'optimizer.name="sgd"' \
+  --set 'distributed.outer="nesterov"'
 
 # Where the settings do not apply: the parameter server; out-of-range values.
 $expect "distributed.compression is for distributed.mode = \"sync\"" \
@@ -48,6 +54,9 @@ $expect "distributed.compression is for distributed.mode = \"sync\"" \
 $expect "distributed.sync_every is for distributed.mode = \"sync\"" \
   $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set 'distributed.mode="dcasgd"' \
   --set 'optimizer.name="sgd"' --set distributed.sync_every=8
+$expect "distributed.outer = \"nesterov\" on a parameter server is asynchronous DiLoCo with distributed.mode = \"downpour\"" \
+  $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set 'distributed.mode="dcasgd"' \
+  --set 'optimizer.name="sgd"' --set 'distributed.outer="nesterov"'
 $expect "distributed.compression = \"int8\" is not one of: none, bf16, fp16" \
   $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set 'distributed.compression="int8"'
 $expect "distributed.sync_every" \
