@@ -213,15 +213,17 @@ TEST(Predict, CompressionAndLocalSgdByHand) {
 TEST(Predict, RecommendRanksEveryCandidateAtEveryRankCount) {
   const StepProfile p = two_layer_profile();
   const std::vector<Candidate> cands = training_candidates(p);
-  ASSERT_EQ(cands.size(), 13u);  // sync, bf16, 3 x (local, diloco, diloco bf16), 2 PS
+  ASSERT_EQ(cands.size(), 15u);  // sync, bf16, 3 x (local, diloco, diloco bf16), 4 PS
   const std::vector<Recommendation> ranked = recommend(cands, network(), {1, 2, 4, 8}, {});
-  EXPECT_EQ(ranked.size(), 1u + 11u * 3 + 2u * 3);  // 1 rank: sync only; PS from 2 ranks
+  EXPECT_EQ(ranked.size(), 1u + 11u * 3 + 4u * 3);  // 1 rank: sync only; PS from 2 ranks
   for (size_t i = 1; i < ranked.size(); ++i)
     EXPECT_GE(ranked[i - 1].at.samples_per_s, ranked[i].at.samples_per_s);
-  // 100 ms of gradient traffic a step against 48 ms of compute: the fewest averages win,
-  // on the most ranks.
-  EXPECT_EQ(ranked.front().candidate->name, "diloco H=64 bf16");
+  // 100 ms of gradient traffic a step against 48 ms of compute: the fewest exchanges win, on
+  // the most ranks: asynchronous DiLoCo (7 workers of the whole batch, exchanging every 64
+  // steps, no update at a small local batch), then DiLoCo with bf16 changes.
+  EXPECT_EQ(ranked.front().candidate->name, "async diloco H=64");
   EXPECT_EQ(ranked.front().at.ranks, 8);
+  EXPECT_EQ(ranked[1].candidate->name, "diloco H=64 bf16");
   for (const auto& r : ranked) {
     if (r.candidate->name == "downpour" && r.at.ranks == 2) {
       EXPECT_NEAR(r.at.compute_s, 0.094, 1e-12);  // one worker, the whole batch
@@ -230,13 +232,25 @@ TEST(Predict, RecommendRanksEveryCandidateAtEveryRankCount) {
       EXPECT_NEAR(r.epoch_s, 6400 / (64 / 0.094), 1e-9);
     }
   }
-  const std::string report = recommendation_report(p, ranked, 5, "my.toml", 1);
+  std::string report = recommendation_report(p, ranked, 5, "my.toml", 1);
+  EXPECT_NE(
+      report.find("HPDL_PS_MODE=downpour HPDL_SERVERS=1 sbatch -N 8 -n 8 jobs/train_ps.sbatch "
+                  "my.toml --set 'distributed.mode=\"downpour\"'"),
+      std::string::npos)
+      << report;
+  EXPECT_NE(report.find("--set 'distributed.n_push=64' --set 'distributed.outer=\"nesterov\"'"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("mpirun -np 8 --hostfile hosts"), std::string::npos) << report;
+  // Without the parameter server: sbatch for the synchronous DiLoCo.
+  const std::vector<Candidate> sync_only(cands.begin(), cands.begin() + 11);
+  report =
+      recommendation_report(p, recommend(sync_only, network(), {1, 2, 4, 8}, {}), 5, "my.toml", 1);
   EXPECT_NE(report.find("sbatch -N 8 --ntasks-per-node=1 jobs/train.sbatch my.toml --set "
                         "'distributed.sync_every=64' --set 'distributed.compression=\"bf16\"' "
                         "--set 'distributed.outer=\"nesterov\"'"),
             std::string::npos)
       << report;
-  EXPECT_NE(report.find("mpirun -np 8 --hostfile hosts"), std::string::npos) << report;
   StepProfile ps = p;
   ps.mode = "downpour";
   EXPECT_THROW(training_candidates(ps), std::exception);

@@ -28,12 +28,14 @@ Candidate sync_variant(const StepProfile& m, int64_t h, bool nesterov, bool bf16
   return c;
 }
 
-Candidate ps_variant(const StepProfile& m, const std::string& mode) {
+// mode "downpour" | "dcasgd"; h > 1: asynchronous DiLoCo (downpour, pulling and pushing
+// every h steps, the server's outer Nesterov step).
+Candidate ps_variant(const StepProfile& m, const std::string& mode, int h = 1) {
   Candidate c;
-  c.name = mode;
+  c.name = h > 1 ? "async diloco H=" + std::to_string(h) : mode;
   c.profile = m;
   StepProfile& p = c.profile;
-  p.mode = mode, p.servers = 1, p.n_fetch = p.n_push = 1, p.sync_every = 1, p.wire_bytes = 4;
+  p.mode = mode, p.servers = 1, p.n_fetch = p.n_push = h, p.sync_every = 1, p.wire_bytes = 4;
   // A worker trains on the run's whole batch: the profiled batch-proportional parts scaled
   // from the rank's local batch to it.
   double forward = 0, backward = 0;
@@ -46,6 +48,14 @@ Candidate ps_variant(const StepProfile& m, const std::string& mode) {
             "optimizer.momentum=0"};
   c.risk = "stale gradients (about W-1 updates per push); plain SGD on the server" +
            std::string(mode == "dcasgd" ? ", delay-compensated" : "");
+  if (h > 1) {
+    c.sets.insert(c.sets.end(),
+                  {"distributed.n_fetch=" + std::to_string(h),
+                   "distributed.n_push=" + std::to_string(h), "distributed.outer=\"nesterov\""});
+    c.risk = "each worker takes " + std::to_string(h) +
+             " steps alone, its change applied by the server's outer Nesterov step when it "
+             "arrives (stale by about W-1 pushes)";
+  }
   return c;
 }
 
@@ -70,6 +80,7 @@ std::vector<Candidate> training_candidates(const StepProfile& measured) {
   }
   out.push_back(ps_variant(measured, "downpour"));
   out.push_back(ps_variant(measured, "dcasgd"));
+  for (int h : {16, 64}) out.push_back(ps_variant(measured, "downpour", h));
   return out;
 }
 
@@ -129,9 +140,9 @@ std::string recommendation_report(const StepProfile& measured,
          std::to_string(best.at.ranks) + " ranks (" + std::to_string(best.at.hosts) +
          " hosts): " + best.at.bottleneck + "\n";
   if (best.candidate->profile.async()) {
-    out += "  sbatch:  HPDL_PS_MODE=" + best.candidate->name + " HPDL_SERVERS=1 sbatch -N " +
-           std::to_string(best.at.hosts) + " -n " + std::to_string(best.at.ranks) +
-           " jobs/train_ps.sbatch " + config + sets + "\n";
+    out += "  sbatch:  HPDL_PS_MODE=" + best.candidate->profile.mode +
+           " HPDL_SERVERS=1 sbatch -N " + std::to_string(best.at.hosts) + " -n " +
+           std::to_string(best.at.ranks) + " jobs/train_ps.sbatch " + config + sets + "\n";
   } else {
     out += "  sbatch:  sbatch -N " + std::to_string(best.at.hosts) +
            " --ntasks-per-node=" + std::to_string(std::min(ranks_per_host, best.at.ranks)) +

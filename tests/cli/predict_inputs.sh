@@ -46,9 +46,9 @@ $expect "--ranks: a run with 1 server\(s\) needs at least 2 ranks" \
 # --recommend: every candidate at 1, 2, 4 ranks ranked, the best with its launch lines.
 "$hpdl" predict "$out/profiled" --network "$out/net.json" --ranks 1,2,4 --recommend >"$out/recommend.txt"
 grep -q "^best (the fewest ranks within 5% of the fastest): .* on [124] ranks" "$out/recommend.txt" && grep -q "mpirun -np [124] --hostfile hosts" "$out/recommend.txt"
-[ "$(wc -l <"$out/profiled/predict/recommend.csv")" -eq $((1 + 1 + 11 * 2 + 2 * 2)) ]
+[ "$(wc -l <"$out/profiled/predict/recommend.csv")" -eq $((1 + 1 + 11 * 2 + 4 * 2)) ]
 $expect "ps is a downpour run: --recommend starts from a profiled synchronous run" \
   "$hpdl" predict "$out/ps" --network "$out/net.json" --recommend
-echo "recommended among 13 candidates at 1, 2, 4 ranks"
+echo "recommended among 15 candidates at 1, 2, 4 ranks"
 $expect "--ranks: 0 is not a rank count" "$hpdl" predict "$out/profiled" --network "$out/net.json" --ranks 1,0
 echo "PASS"

@@ -3,8 +3,9 @@
 // costed with the same step models as `hpdl predict` (predictor.hpp) at every rank count
 // asked for: synchronous SGD, its gradients in bf16, local SGD and DiLoCo every
 // H in {4, 16, 64} steps (also with bf16 changes), and the parameter server (Downpour,
-// DC-ASGD: one server, a worker per other rank with the run's batch as its own, the
-// worker's compute scaled from the profile to that batch). Ranked by samples per second
+// DC-ASGD, and asynchronous DiLoCo pulling and pushing every 16 or 64 steps: one server, a
+// worker per other rank with the run's batch as its own, the worker's compute scaled from
+// the profile to that batch). Ranked by samples per second
 // (the time per epoch where the run recorded its training split's size), each with its
 // accuracy risk in words and the exact --set options that select it.
 #pragma once
