@@ -92,7 +92,9 @@ TEST(ParamAverager, OuterStepsAsByHand) {
       const int64_t first = 4 * round;
       avg.before_step(first, 0);  // the interval starts: anchor = p
       for (size_t i = 0; i < p.size(); ++i) p[i] -= 0.125f * float((r + 1) * (i + 1 + round));
-      avg.after_step(first + 3, 0, false);  // its 4th step: average
+      ASSERT_FALSE(avg.ends_interval(first + 2, 0, false));
+      ASSERT_TRUE(avg.ends_interval(first + 3, 0, false));  // its 4th step: average
+      avg.average(first + 3);
       for (size_t i = 0; i < p.size(); ++i) {
         const double d = 0.125 * (i + 1 + round) * (n + 1) / 2.0;  // mean over ranks
         if (nesterov) {

@@ -42,8 +42,8 @@ bool ParamAverager::mid_interval(int64_t g, int64_t epoch_first) const {
   return local(g) && interval_pos(g, epoch_first) != s_.every - 1;
 }
 
-void ParamAverager::after_step(int64_t g, int64_t epoch_first, bool last) {
-  if (local(g) && (last || interval_pos(g, epoch_first) == s_.every - 1)) average(g);
+bool ParamAverager::ends_interval(int64_t g, int64_t epoch_first, bool last) const {
+  return local(g) && (last || interval_pos(g, epoch_first) == s_.every - 1);
 }
 
 void ParamAverager::average(int64_t g) {

@@ -120,7 +120,10 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
       if (prof_) prof_->begin_step(global_step_);
       averager_.before_step(global_step_, epoch_first);
       const std::optional<double> loss = step(plan_.local_rows(s), global_step_, epoch);
-      averager_.after_step(global_step_, epoch_first, last);
+      if (averager_.ends_interval(global_step_, epoch_first, last)) {
+        ProfileScope timed(prof_, names_.comm_wait);  // communication, like the buckets' wait
+        averager_.average(global_step_);
+      }
       if (prof_) prof_->end_step();
       if (loss) {
         loss_sum += *loss;

@@ -49,9 +49,12 @@ class ParamAverager {
   // Before step g of an epoch whose first global step is epoch_first: at an interval's
   // start, keeps the parameters as the anchor.
   void before_step(int64_t g, int64_t epoch_first);
-  // After step g: when it ends an interval (H local steps, or `last`: the epoch's or the
-  // run's last step), collective: averages the ranks' changes and applies the outer step.
-  void after_step(int64_t g, int64_t epoch_first, bool last);
+  // Whether step g ends an interval: H local steps, or `last` (the epoch's or the run's
+  // last step) after local steps.
+  bool ends_interval(int64_t g, int64_t epoch_first, bool last) const;
+  // Collective, after the step that ends an interval: averages the ranks' changes since
+  // the anchor and applies the outer step.
+  void average(int64_t g);
   // Whether step g (of the epoch starting at epoch_first) left the ranks' parameters
   // different: a local step that did not end its interval.
   bool mid_interval(int64_t g, int64_t epoch_first) const;
@@ -68,7 +71,6 @@ class ParamAverager {
 
  private:
   int64_t interval_pos(int64_t g, int64_t epoch_first) const;  // local steps before g in it
-  void average(int64_t g);
 
   const Comm& comm_;
   HostMirror params_;
