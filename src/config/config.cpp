@@ -267,12 +267,33 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
                 "optimizer.momentum = 0");
   }
   const DistributedConfig defaults;
-  if (c.distributed.async() && (c.distributed.compression != defaults.compression ||
-                                c.distributed.sync_every != defaults.sync_every)) {
+  if (c.distributed.async()) {
+    const DistributedConfig& d = c.distributed;
+    const char* key = d.sync_every != defaults.sync_every                   ? "sync_every"
+                      : d.compression != defaults.compression               ? "compression"
+                      : d.local_warmup_steps != defaults.local_warmup_steps ? "local_warmup_steps"
+                                                                            : nullptr;
+    if (key) {
+      throw Error(where + ": distributed." + key +
+                  " is for distributed.mode = \"sync\" (the parameter server sends f32 "
+                  "gradients every n_push steps)");
+    }
+  }
+  // Settings that would change nothing are refused rather than silently ignored.
+  if (c.distributed.mode == "sync" && c.distributed.sync_every == 1 &&
+      (c.distributed.outer != defaults.outer ||
+       c.distributed.local_warmup_steps != defaults.local_warmup_steps)) {
     throw Error(where + ": distributed." +
-                (c.distributed.sync_every != defaults.sync_every ? "sync_every" : "compression") +
-                " is for distributed.mode = \"sync\" (the parameter server sends f32 gradients "
-                "every n_push steps)");
+                (c.distributed.outer != defaults.outer ? "outer" : "local_warmup_steps") +
+                " applies to local SGD: set distributed.sync_every to the steps between "
+                "averages (> 1)");
+  }
+  if (c.distributed.outer == "average" &&
+      (c.distributed.outer_lr != defaults.outer_lr ||
+       c.distributed.outer_momentum != defaults.outer_momentum)) {
+    throw Error(where + ": distributed." +
+                (c.distributed.outer_lr != defaults.outer_lr ? "outer_lr" : "outer_momentum") +
+                " is the Nesterov outer step's: set distributed.outer = \"nesterov\"");
   }
   if (c.distributed.mode == "dcasgd" && c.distributed.outer != defaults.outer) {
     throw Error(where +

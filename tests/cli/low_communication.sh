@@ -57,6 +57,15 @@ $expect "distributed.sync_every is for distributed.mode = \"sync\"" \
 $expect "distributed.outer = \"nesterov\" on a parameter server is asynchronous DiLoCo with distributed.mode = \"downpour\"" \
   $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set 'distributed.mode="dcasgd"' \
   --set 'optimizer.name="sgd"' --set 'distributed.outer="nesterov"'
+$expect "distributed.outer applies to local SGD: set distributed.sync_every" \
+  $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set 'distributed.outer="nesterov"'
+$expect "distributed.local_warmup_steps applies to local SGD" \
+  $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set distributed.local_warmup_steps=10
+$expect "distributed.outer_lr is the Nesterov outer step's: set distributed.outer = \"nesterov\"" \
+  $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set distributed.sync_every=4 --set distributed.outer_lr=0.5
+$expect "distributed.local_warmup_steps is for distributed.mode = \"sync\"" \
+  $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set 'distributed.mode="downpour"' \
+  --set 'optimizer.name="sgd"' --set distributed.local_warmup_steps=3
 $expect "distributed.compression = \"int8\" is not one of: none, bf16, fp16" \
   $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set 'distributed.compression="int8"'
 $expect "distributed.sync_every" \
