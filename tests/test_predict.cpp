@@ -46,7 +46,10 @@ TEST(Predict, AllreduceTakesTheCheapestAlgorithmOrTheMeasuredCurve) {
   EXPECT_NE(allreduce_cost(n, 512, 2, 1).how, "measured");  // below the measured sizes
 }
 
-TEST(Predict, OneStepAtTwoRanks) {
+namespace {
+// A hand-made profile: two layers, 800 kB of gradients in two buckets (layer b's, then
+// layer a's), 6400 training samples.
+StepProfile two_layer_profile() {
   StepProfile p;
   p.name = "hand-made";
   p.global_batch = p.local_batch = 64;
@@ -56,8 +59,16 @@ TEST(Predict, OneStepAtTwoRanks) {
   p.data_s = p.loss_s = 0.001;
   p.update_s = 0.002;
   p.compute_s = {0.1, 0.1};
-  p.bucket_bytes = {400000, 400000};  // layer b's, then layer a's
+  p.bucket_bytes = {400000, 400000};
   p.bucket_last_layer = {1, 0};
+  p.param_bytes = 800000;
+  p.train_samples = 6400;
+  return p;
+}
+}  // namespace
+
+TEST(Predict, OneStepAtTwoRanks) {
+  const StepProfile p = two_layer_profile();
   const Prediction r = predict_step(p, network(), 2, {});
   // Half the batch per rank: (0.001 + 0.03 + 0.001 + 0.06) / 2 + 0.002 (update) = 0.048.
   EXPECT_NEAR(r.compute_s, 0.048, 1e-12);
@@ -162,26 +173,6 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   bad.erase("reduce_Bps_per_core");
   EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
 }
-
-namespace {
-// The hand-made profile of OneStepAtTwoRanks: 800 kB of gradients in two buckets.
-StepProfile two_layer_profile() {
-  StepProfile p;
-  p.name = "hand-made";
-  p.global_batch = p.local_batch = 64;
-  p.layers = {"a", "b"};
-  p.forward_s = {0.01, 0.02};
-  p.backward_s = {0.02, 0.04};
-  p.data_s = p.loss_s = 0.001;
-  p.update_s = 0.002;
-  p.compute_s = {0.1, 0.1};
-  p.bucket_bytes = {400000, 400000};
-  p.bucket_last_layer = {1, 0};
-  p.param_bytes = 800000;
-  p.train_samples = 6400;
-  return p;
-}
-}  // namespace
 
 // 16-bit gradients: each bucket costs the allreduce of half its bytes plus an encode and a
 // decode pass (2 x its f32 bytes at the reduction rate); local SGD: no bucket, one blocking
