@@ -10,6 +10,14 @@
 # This machine's 2 cores are shared by all emulated hosts: with H hosts of 1 rank x 1 thread
 # each rank gets 2/H cores, which the predictor is told (--cores-per-host 2/H); rows with
 # H > 2 are marked oversubscribed.
+# With CPUS_PER_HOST (e.g. 0.25) every host gets that CPU budget instead (a cgroup quota, as
+# bench_scaling.sh runs it): the profile is taken on whole cores of this machine, outside the
+# cluster (a parameter-server profile on 2 ranks), predict takes the cores per host from the
+# calibration, no point is oversubscribed, and measured steps are means (under a quota a few
+# steps absorb the throttled time).
+# SAVE=DIR keeps the calibrations, the profiles and the measured table there, so that the
+# predictions can be made again without the cluster (`hpdl predict DIR/runs/M_profile
+# --network DIR/net_RATE.json --ranks H`).
 # A model may carry a synchronous variant of profiling/variants.sh as a suffix (mlp_bf16,
 # lenet_diloco16, har_local16_bf16): local SGD runs a multiple of H steps and compares mean
 # step times (the average lands on one step in H), the others medians.
@@ -22,6 +30,8 @@ models=${MODELS:-mlp lenet}
 steps=${STEPS:-30}
 hosts_list=${HOSTS:-1 2 4}
 cores=${CORES:-$(nproc)}
+budget=${CPUS_PER_HOST:-}
+save=${SAVE:-}
 source profiling/cluster_env.sh hpdl-validate
 source profiling/variants.sh
 config() {
@@ -48,12 +58,13 @@ train_args() {  # MODEL NAME
     --set profile.active=$n --set train.progress=false --set data.test_file=\"\" --overwrite"
 }
 measured_step() {  # MODEL RUN_DIR SERVERS -> seconds
-  /usr/bin/python3 profiling/median_step.py "$2" "$3" $([ -z "$(every "$1")" ] || echo mean)
+  /usr/bin/python3 profiling/median_step.py "$2" "$3" \
+    $([ -z "$(every "$1")" ] && [ -z "$budget" ] || echo mean)
 }
 table=$work/table.txt
 : >"$table"
 n_hosts=$(printf '%s\n' $hosts_list 4 | sort -n | tail -1)
-$cluster up "$n_hosts" --rate 100mbit >/dev/null
+$cluster up "$n_hosts" --rate 100mbit ${budget:+--cpus-per-host "$budget"} >/dev/null
 for rate in $rates; do
   for i in $(seq 1 "$n_hosts"); do $cluster rate "$i" "$rate" >/dev/null; done
   echo "calibrating the $n_hosts-host cluster at $rate ..." >&2
@@ -62,9 +73,15 @@ for rate in $rates; do
   for model in $models; do
     s=$(servers "$model")
     echo "$model at $rate: profile on $((s + 1)) rank(s) of host 1 ..." >&2
-    # shellcheck disable=SC2046
-    $cluster mpirun -np $((s + 1)) --host "$(sed -n 1p "$HPDL_NETNS_STATE/hostfile" | cut -d' ' -f1):$((s + 1))" \
-      -x OMP_NUM_THREADS=1 build/hpdl train $(eval echo $(train_args "$model" "${model}_profile")) >/dev/null
+    if [ -n "$budget" ]; then
+      # shellcheck disable=SC2046
+      mpirun -np $((s + 1)) --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
+        $(eval echo $(train_args "$model" "${model}_profile")) >/dev/null
+    else
+      # shellcheck disable=SC2046
+      $cluster mpirun -np $((s + 1)) --host "$(sed -n 1p "$HPDL_NETNS_STATE/hostfile" | cut -d' ' -f1):$((s + 1))" \
+        -x OMP_NUM_THREADS=1 build/hpdl train $(eval echo $(train_args "$model" "${model}_profile")) >/dev/null
+    fi
     for h in $hosts_list; do
       [ "$h" -gt "$s" ] || continue  # a parameter server needs a worker beside it
       echo "$model at $rate: $h host(s) ..." >&2
@@ -72,25 +89,34 @@ for rate in $rates; do
       $cluster mpirun -np "$h" --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
         $(eval echo $(train_args "$model" "${model}_$h")) >/dev/null
       measured=$(measured_step "$model" "$work/runs/${model}_$h" "$s")
-      per_host=$(/usr/bin/python3 -c "print(min(1.0, $cores / $h))")
+      per_host=()
+      [ -n "$budget" ] || per_host=(--cores-per-host "$(/usr/bin/python3 -c "print(min(1.0, $cores / $h))")")
       build/hpdl predict "$work/runs/${model}_profile" --network "$work/net_$rate.json" --ranks "$h" \
-        --cores-per-host "$per_host" --out "$work/pred_${model}_${rate}_$h" >/dev/null
+        "${per_host[@]}" --out "$work/pred_${model}_${rate}_$h" >/dev/null
       predicted=$(/usr/bin/python3 -c "import csv; print(next(csv.DictReader(open('$work/pred_${model}_${rate}_$h/prediction.csv')))['step_s'])")
       echo "$model $rate $h $measured $predicted" >>"$table"
     done
   done
 done
-/usr/bin/python3 - "$table" "$cores" <<'PY'
+if [ -n "$save" ]; then
+  mkdir -p "$save/runs"
+  cp "$table" "$work"/net_*.json "$save/"
+  cp -r "$work"/runs/*_profile "$save/runs/"
+fi
+/usr/bin/python3 - "$table" "$cores" "$budget" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 cores = int(sys.argv[2])
+budget = sys.argv[3]
+if budget:
+    print(f"\neach emulated host: a budget of {budget} core")
 print(f"\n{'model':16} {'link':8} {'hosts':>5} {'measured ms':>12} {'predicted ms':>13} {'error':>8}")
 errs = []
 for model, rate, h, m, p in rows:
     m, p, h = float(m), float(p), int(h)
     e = (p - m) / m
     errs.append(abs(e))
-    note = "  (oversubscribed: %d ranks on %d cores)" % (h, cores) if h > cores else ""
+    note = "  (oversubscribed: %d ranks on %d cores)" % (h, cores) if h > cores and not budget else ""
     print(f"{model:16} {rate:8} {h:5d} {1e3*m:12.2f} {1e3*p:13.2f} {100*e:+7.1f}%{note}")
 print(f"\nmedian |error| {100*statistics.median(errs):.1f}%, worst {100*max(errs):.1f}% over {len(errs)} points")
 PY

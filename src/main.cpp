@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   time_cmd->add_flag("--synthetic", time.synthetic, "Random input instead of the training data");
   time_cmd->add_flag("--overhead", time.overhead,
                      "Alternate recorded and unrecorded iterations and compare their medians");
+  time_cmd->add_flag("!--no-ceilings", time.ceilings,
+                     "Skip measuring the GEMM peak and memory bandwidth (the efficiency table)");
 
   std::string check_config;
   std::vector<std::string> check_sets;

@@ -2,6 +2,7 @@
 // (analytic choice and interpolation of a measured curve), and one whole step.
 #include <gtest/gtest.h>
 
+#include "hpdl/predict/closed_network.hpp"
 #include "hpdl/predict/predictor.hpp"
 #include "hpdl/predict/recommend.hpp"
 
@@ -95,9 +96,28 @@ TEST(Predict, OneStepAtTwoRanks) {
   EXPECT_NEAR(sh.compute_s, ((0.092 / 4) + 0.002) * 2, 1e-12);
 }
 
-// A parameter server by hand: 4 MB of parameters; RMA calibrated at 1 kB and 4 MB: get
-// 1 ms and 0.4 s, accumulate 2 ms and 0.8 s; a 100 Mbit server link; 10 ms of compute.
-TEST(Predict, ParameterServerWorkerStepServerLinkAndStaleness) {
+// Mean Value Analysis by hand: stations of 1 s and 0.5 s, 0.5 s of think time. One
+// customer: residences {1, 0.5}, cycle 2, throughput 0.5, queues {0.5, 0.25}. Two: residences
+// {1 x 1.5, 0.5 x 1.25}, cycle 2.625, throughput 2 / 2.625.
+TEST(Predict, ClosedNetworkByHand) {
+  const ClosedNetwork one = solve_closed_network({1.0, 0.5}, 0.5, 1);
+  EXPECT_NEAR(one.cycle_s, 2.0, 1e-12);
+  EXPECT_NEAR(one.utilization[0], 0.5, 1e-12);
+  const ClosedNetwork two = solve_closed_network({1.0, 0.5}, 0.5, 2);
+  EXPECT_NEAR(two.residence_s[0], 1.5, 1e-12);
+  EXPECT_NEAR(two.residence_s[1], 0.625, 1e-12);
+  EXPECT_NEAR(two.cycle_s, 2.625, 1e-12);
+  EXPECT_NEAR(two.utilization[0], 2 / 2.625, 1e-12);
+  // Many customers: the 1 s station is the bottleneck, a cycle is N of its services.
+  const ClosedNetwork many = solve_closed_network({1.0, 0.5}, 0.5, 200);
+  EXPECT_NEAR(many.cycle_s / 200, 1.0, 0.01);
+  EXPECT_NEAR(many.utilization[0], 1.0, 1e-3);
+}
+
+// A parameter server by hand: 4 MB of parameters; RMA get calibrated at 1 kB and 4 MB:
+// 1 ms and 0.4 s (a control word costs the 1 kB time, a shard move the 4 MB time); a
+// reduction rate of 1 GB/s; 10 ms of compute.
+TEST(Predict, ParameterServerServedProtocolByHand) {
   StepProfile p;
   p.mode = "downpour";
   p.servers = 1, p.n_fetch = 1, p.n_push = 1;
@@ -109,34 +129,47 @@ TEST(Predict, ParameterServerWorkerStepServerLinkAndStaleness) {
   net.intra_latency_s = 1e-6, net.intra_bandwidth_Bps = 1e9;
   net.reduce_Bps = 1e9;
   net.get_samples = {{1'000, 0.001}, {4'000'000, 0.4}};
-  net.acc_samples = {{1'000, 0.002}, {4'000'000, 0.8}};
+  net.acc_samples = {{1'000, 0.002}, {4'000'000, 0.8}};  // not used by the served protocol
   PredictOptions o;
-  // 2 ranks = 1 worker: compute + pull + push.
+  // 2 ranks = 1 worker: compute, a request word and a reply per pull and push, the deposit
+  // and the pulled copy (0.4 s each), the server's apply and copy (8 MB at 1 GB/s).
+  const double one_cycle = 0.010 + 4 * 0.001 + 2 * 0.4 + 0.008;
   const Prediction one = predict_step(p, net, 2, o);
   EXPECT_EQ(one.workers, 1);
-  EXPECT_NEAR(one.step_s, 0.010 + 0.4 + 0.8, 1e-9);
-  EXPECT_NEAR(one.samples_per_s, 32 / 1.21, 1e-6);
+  EXPECT_NEAR(one.step_s, one_cycle, 1e-9);
+  EXPECT_NEAR(one.samples_per_s, 32 / one_cycle, 1e-6);
   EXPECT_NEAR(one.staleness, 0, 1e-12);
-  // 5 ranks = 4 workers: the server serves 4 x 1.2 s of operations per worker step (its
-  // link would need only 4 x 4 MB / 12.5 MB/s = 1.28 s each way).
+  // 5 ranks = 4 workers: the same network with 4 customers (solved by MVA), between one
+  // worker's cycle and 4 x 0.4 s at each of the server's links; the links are the bottleneck.
   const Prediction four = predict_step(p, net, 5, o);
   EXPECT_EQ(four.workers, 4);
-  EXPECT_NEAR(four.step_s, 4 * 1.2, 1e-9);
-  EXPECT_NEAR(four.samples_per_s, 4 * 32 / 4.8, 1e-6);
+  const ClosedNetwork q = solve_closed_network({0.4, 0.4, 0.008}, 0.014, 4);
+  EXPECT_NEAR(four.step_s, q.cycle_s, 1e-12);
+  EXPECT_GT(four.step_s, 4 * 0.4);
+  EXPECT_LT(four.step_s, 4 * one_cycle);
+  EXPECT_NEAR(four.samples_per_s, 4 * 32 / q.cycle_s, 1e-6);
   EXPECT_NEAR(four.staleness, 3, 1e-12);
   EXPECT_NE(four.bottleneck.find("server"), std::string::npos) << four.bottleneck;
-  // Pulling every 2 steps, pushing every 4: 0.4 / 2 + 0.8 / 4 per worker step.
+  EXPECT_NE(four.bottleneck.find("link"), std::string::npos) << four.bottleneck;
+  // Pulling every 2 steps, pushing every 4: a quarter and a half of the moves and words.
   p.n_fetch = 2, p.n_push = 4;
-  const Prediction sparse = predict_step(p, net, 5, o);
-  EXPECT_NEAR(sparse.step_s, 4 * 0.4, 1e-9);
-  EXPECT_NEAR(sparse.staleness, 3 * 3 / 8.0, 1e-12);
+  EXPECT_NEAR(predict_step(p, net, 2, o).step_s,
+              0.010 + 2 * 0.001 * (0.5 + 0.25) + 0.4 / 2 + 0.4 / 4 + 0.004 * (0.5 + 0.25), 1e-9);
+  EXPECT_NEAR(predict_step(p, net, 5, o).staleness, 3 * 3 / 8.0, 1e-12);
+  // DC-ASGD: three passes over a deposit on the server's core.
+  p.n_fetch = p.n_push = 1, p.mode = "dcasgd";
+  EXPECT_NEAR(predict_step(p, net, 2, o).step_s, one_cycle + 2 * 0.004, 1e-9);
+  // A server on a quarter of a core applies and copies 4x slower.
+  p.mode = "downpour", o.cores_per_host = 0.25;
+  EXPECT_NEAR(predict_step(p, net, 2, o).step_s, 0.010 / 0.25 + 4 * 0.001 + 0.8 + 0.032, 1e-9);
+  o.cores_per_host = 0;
   // Two servers of 4 MB shards: a worker visits both; halfway between the calibrated sizes
-  // (log-log) an operation costs the geometric mean.
-  p.n_fetch = p.n_push = 1, p.servers = 2, p.param_bytes = 8'000'000;
-  EXPECT_NEAR(predict_step(p, net, 3, o).step_s, 0.010 + 2 * 1.2, 1e-9);
+  // (log-log) a move costs the geometric mean.
+  p.servers = 2, p.param_bytes = 8'000'000;
+  EXPECT_NEAR(predict_step(p, net, 3, o).step_s, 0.010 + 2 * (4 * 0.001 + 0.808), 1e-9);
   p.servers = 1, p.param_bytes = 63'245;  // sqrt(1e3 x 4e6)
   EXPECT_NEAR(predict_step(p, net, 2, o).step_s,
-              0.010 + std::sqrt(0.001 * 0.4) + std::sqrt(0.002 * 0.8), 2e-5);
+              0.010 + 4 * 0.001 + 2 * std::sqrt(0.001 * 0.4) + 2 * 63'245 / 1e9, 2e-5);
 }
 
 // network.json has one schema: what calibrate writes, predict reads back field for field,

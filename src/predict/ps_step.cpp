@@ -1,7 +1,9 @@
-// The parameter-server step model of `hpdl predict` (see predictor.hpp).
+// The parameter-server step model of `hpdl predict` (see predictor.hpp): the served protocol
+// of dist/param_shards.hpp as a closed queueing network (closed_network.hpp).
 #include <algorithm>
 #include <cmath>
 
+#include "hpdl/predict/closed_network.hpp"
 #include "hpdl/predict/predictor.hpp"
 
 namespace hpdl {
@@ -23,38 +25,51 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
     r.oversubscribed = true;
     r.compute_s *= double(on_host * p.threads) / o.cores_per_host;
   }
-  const double S = p.servers, W = r.workers, shard = double(p.param_bytes) / S;
-  // A worker's own pulls and pushes: one RMA epoch per shard, per step amortised.
-  const double per_shard = rma_op_s(net.get_samples, net, shard) / p.n_fetch +
-                           rma_op_s(net.acc_samples, net, shard) / p.n_push;
-  r.comm_s = S * per_shard;
-  const double alone = r.compute_s + r.comm_s;
-  // What the W workers ask of one server per worker step: its progress engine (one RMA
-  // operation at a time), its link (each direction), its core.
-  const double serve_s = W * per_shard;
-  const double link_bw = r.hosts > 1 ? net.inter_bandwidth_Bps : net.intra_bandwidth_Bps;
-  const double link_s = W * shard * std::max(1.0 / p.n_fetch, 1.0 / p.n_push) / link_bw;
-  const double apply_s = W * shard / p.n_push / net.reduce_Bps;
-  r.step_s = std::max({alone, serve_s, link_s, apply_s});
+  const int S = p.servers;
+  const double shard = double(p.param_bytes) / S;
+  // Moving a shard between a worker and a server costs what the calibrated MPI_Get of that
+  // size cost (its target inside MPI, as a serving server is), in either direction; a control
+  // word (the request, the server's reply) what the smallest calibrated operation cost.
+  const double move = rma_op_s(net.get_samples, net, shard);
+  const double word = rma_op_s(net.get_samples, net, 8);
+  // The server's core: one pass over the deposited shard per push (two more for DC-ASGD's
+  // compensation and mean squares), one copy per pull, at the calibrated reduction rate on
+  // the server's share of a core.
+  const double core_share = o.cores_per_host > 0 ? std::min(1.0, o.cores_per_host) : 1.0;
+  const double passes = p.mode == "dcasgd" ? 3.0 : 1.0;
+  const double core = shard * (passes / p.n_push + 1.0 / p.n_fetch) / (net.reduce_Bps * core_share);
+  // Per worker step, each server is three stations: its incoming link (the deposits), its
+  // outgoing link (the pulled copies) and its core. A worker visits every server's.
+  std::vector<double> demand;
+  for (int s = 0; s < S; ++s) {
+    demand.push_back(move / p.n_push);   // incoming link
+    demand.push_back(move / p.n_fetch);  // outgoing link
+    demand.push_back(core);
+  }
+  // The worker's own part of a cycle: its compute and, per operation and server, a request
+  // word and the server's reply.
+  const double think = r.compute_s + S * 2 * word * (1.0 / p.n_fetch + 1.0 / p.n_push);
+  const ClosedNetwork alone = solve_closed_network(demand, think, 1);
+  const ClosedNetwork all = solve_closed_network(demand, think, r.workers);
+  r.step_s = all.cycle_s;
+  r.comm_s = alone.cycle_s - r.compute_s;
   r.exposed_s = r.step_s - r.compute_s;
-  r.samples_per_s = W * p.global_batch / r.step_s;
-  r.staleness = (W - 1) * (p.n_fetch + 1) / (2.0 * p.n_push);
+  r.samples_per_s = r.workers * p.global_batch / r.step_s;
+  r.staleness = (r.workers - 1) * (p.n_fetch + 1) / (2.0 * p.n_push);
+  // The bottleneck: the busiest station when the workers queue (the cycle grew by a quarter
+  // or more over one worker's), else the worker's own time.
+  const size_t busiest = static_cast<size_t>(
+      std::max_element(all.utilization.begin(), all.utilization.end()) - all.utilization.begin());
+  static const char* kStation[] = {"incoming link (pushes)", "outgoing link (pulls)", "core"};
   char words[256];
-  if (r.step_s == serve_s && serve_s > alone)
+  if (all.cycle_s > 1.25 * alone.cycle_s)
     std::snprintf(words, sizeof words,
-                  "server: %d workers' pulls and pushes served one at a time by each of %d servers",
-                  r.workers, p.servers);
-  else if (r.step_s == link_s && link_s > alone)
-    std::snprintf(words, sizeof words,
-                  "server link: %d workers move %.1f MiB per step through each of %d servers",
-                  r.workers, W * shard * std::max(1.0 / p.n_fetch, 1.0 / p.n_push) / 1048576.0,
-                  p.servers);
-  else if (r.step_s == apply_s && apply_s > alone)
-    std::snprintf(words, sizeof words, "server updates: %d workers' accumulates on %d server cores",
-                  r.workers, p.servers);
+                  "server %s: %d workers queue (%.0f%% busy; a step %.1fx one worker's alone)",
+                  kStation[busiest % 3], r.workers, 100 * all.utilization[busiest],
+                  all.cycle_s / alone.cycle_s);
   else if (r.comm_s > 0.5 * r.compute_s)
     std::snprintf(words, sizeof words, "pulls and pushes (%.0f%% of a worker's step)",
-                  100 * r.comm_s / r.step_s);
+                  100 * (r.step_s - r.compute_s) / r.step_s);
   else
     std::snprintf(words, sizeof words, "worker compute (%.0f%% of the step)",
                   100 * r.compute_s / r.step_s);

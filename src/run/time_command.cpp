@@ -1,7 +1,9 @@
 // `hpdl time CONFIG`, after Caffe's `time`: one process runs `warmup` untimed iterations,
 // then `iterations` timed ones (forward, loss, backward, update) on the first batch of the
 // training data or on synthetic data, and prints each layer's forward and backward time
-// and the totals. Timing uses the same profiler as traced training runs.
+// and the totals. Timing uses the same profiler as traced training runs. Then, unless
+// --no-ceilings, it measures this machine's GEMM peak and memory bandwidth through the same
+// backend and prints each pass's efficiency against them (run/efficiency_table.hpp).
 #include <cstdio>
 #include <map>
 
@@ -15,6 +17,7 @@
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
+#include "hpdl/run/efficiency_table.hpp"
 #include "hpdl/train/passes.hpp"
 
 namespace hpdl {
@@ -111,10 +114,14 @@ int cmd_time(const TimeArgs& args) {
     for (size_t id = 0; id < n.size(); ++id)
       if (c[id] == "backward") backward_id[n[id]] = int32_t(id);
     size_t layer = 0;
+    std::vector<PassTiming> passes;
     for (size_t id = 0; id < n.size(); ++id) {
       if (c[id] != "forward") continue;
       const Stats f = stats(int32_t(id)), b = stats(backward_id.at(n[id]));
       fwd_total += f.mean, bwd_total += b.mean;
+      const LayerWork work = model->layer_work(layer);
+      passes.push_back({n[id], "forward", f.mean / 1e3, work.forward});
+      passes.push_back({n[id], "backward", b.mean / 1e3, work.backward});
       std::printf("%-16s %-10s %12.3f %10.3f %12.3f %10.3f %9.2f\n", n[id].c_str(),
                   model->layer(layer++).kind().c_str(), f.mean, f.p95, b.mean, b.p95,
                   f.mean > 0 ? b.mean / f.mean : 0.0);
@@ -136,6 +143,10 @@ int cmd_time(const TimeArgs& args) {
           "overhead: median iteration %.3f ms recorded vs %.3f ms unrecorded (%+.2f%%), "
           "%zu + %zu alternating iterations\n",
           a, b, b > 0 ? 100 * (a / b - 1) : 0.0, on.size(), off.size());
+    }
+    if (args.ceilings) {
+      std::fflush(stdout);
+      print_efficiency(passes, measure_ceilings(model->kernels()), w.mean / 1e3, stdout);
     }
     return 0;
   } catch (const std::exception& e) {

@@ -16,6 +16,7 @@ class BatchNorm final : public Layer {
  public:
   BatchNorm(float eps, float momentum) : eps_(eps), momentum_(momentum) {}
   std::string kind() const override { return "batch_norm"; }
+  LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,

@@ -17,6 +17,7 @@ class Branches final : public Layer {
   // Each branch has a name; its parameters are named "<branch>.<layer>.<param>".
   Branches(std::vector<std::pair<std::string, Chain>> branches, Combine combine);
   std::string kind() const override { return combine_ == Combine::kSum ? "sum" : "concat"; }
+  LayerWork work(bool input_grad) const override;
   // sum: every branch must output the same shape; concat: the same but for the last axis.
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
@@ -47,6 +48,7 @@ class ScalarNorm final : public Layer {
   explicit ScalarNorm(float scale_init = 0.5f, float eps = 1e-5f)
       : scale_init_(scale_init), eps_(eps) {}
   std::string kind() const override { return "norm"; }
+  LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,

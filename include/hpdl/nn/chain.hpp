@@ -41,6 +41,8 @@ class Chain {
   // estimated (and checked against the machine's memory) by setup().
   uint64_t estimated_bytes() const { return estimated_bytes_; }
   size_t size() const { return layers_.size(); }
+  // Every layer's work summed (profile/work.hpp); input_grad: the first layer's dx is wanted.
+  LayerWork work(bool input_grad) const;
   const Layer& layer(size_t i) const { return *layers_[i]; }
   // Number of param_specs() entries that belong to layer i.
   size_t spec_count(size_t i) const { return spec_counts_[i]; }

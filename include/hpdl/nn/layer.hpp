@@ -13,6 +13,7 @@
 
 #include "hpdl/core/tensor.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "hpdl/profile/work.hpp"
 
 namespace hpdl {
 
@@ -58,6 +59,10 @@ class Layer {
   virtual void forward(const float* x, float* y, const Pass& pass) = 0;
   virtual void backward(const float* x, const float* y, const float* dy, float* dx,
                         const Pass& pass) = 0;
+
+  // FLOPs and bytes of forward and backward at the set-up batch (profile/work.hpp); with
+  // input_grad false, backward computes no input gradient (the model's first layer).
+  virtual LayerWork work(bool input_grad) const = 0;
 
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }

@@ -13,6 +13,7 @@ class Dense final : public Layer {
   Dense(int64_t units, Init init, bool per_step = false)
       : units_(units), init_(init), per_step_(per_step) {}
   std::string kind() const override { return "dense"; }
+  LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
@@ -33,6 +34,7 @@ class ActivationLayer final : public Layer {
  public:
   explicit ActivationLayer(Activation a) : act_(a) {}
   std::string kind() const override;
+  LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override;
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override;
@@ -49,6 +51,7 @@ class ActivationLayer final : public Layer {
 class Flatten final : public Layer {
  public:
   std::string kind() const override { return "flatten"; }
+  LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override { return Shape{{in[0], in.per_sample()}}; }
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {
   }
@@ -63,6 +66,7 @@ class Conv2d final : public Layer {
   Conv2d(int64_t filters, int64_t kernel, int64_t stride, int64_t pad)
       : filters_(filters), kernel_size_(kernel), stride_(stride), pad_(pad) {}
   std::string kind() const override { return "conv2d"; }
+  LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
@@ -82,6 +86,7 @@ class MaxPool2d final : public Layer {
  public:
   MaxPool2d(int64_t kernel, int64_t stride) : kernel_size_(kernel), stride_(stride) {}
   std::string kind() const override { return "maxpool"; }
+  LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override;
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override;
@@ -101,6 +106,7 @@ class Dropout final : public Layer {
  public:
   explicit Dropout(float keep) : keep_(keep) {}
   std::string kind() const override { return "dropout"; }
+  LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override;
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override;

@@ -75,6 +75,8 @@ class Model {
   // against the machine's memory).
   uint64_t estimated_bytes() const { return chain_.estimated_bytes(); }
   const Layer& layer(size_t i) const { return chain_.layer(i); }
+  // Layer i's FLOPs and bytes per pass at this batch (the first layer computes no dx).
+  LayerWork layer_work(size_t i) const { return chain_.layer(i).work(i > 0); }
   // The contiguous range of layer i's parameters in the flat buffers (size 0: none).
   const Range& layer_params(size_t i) const { return layer_params_[i]; }
   const std::vector<Range>& layer_ranges() const { return layer_params_; }

@@ -21,6 +21,7 @@ class Lstm final : public Layer {
   Lstm(int64_t hidden, float forget_bias, bool reverse)
       : hidden_(hidden), forget_bias_(forget_bias), reverse_(reverse) {}
   std::string kind() const override { return "lstm"; }
+  LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
@@ -55,6 +56,7 @@ class Lstm final : public Layer {
 class LastStep final : public Layer {
  public:
   std::string kind() const override { return "last_step"; }
+  LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override;
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override {

@@ -14,17 +14,19 @@
 //   overlap  a bucket starts when its layers' backward is done, but OpenMPI has no progress
 //            thread: it advances only inside hpdl's MPI calls, one test per later layer, so
 //            at most that many of the algorithm's rounds hide behind the rest of backward.
-// Parameter-server runs (downpour, dcasgd) with S servers, W = N - S workers, P bytes of
-// parameters: a worker's step is its own profiled compute (each worker has its own batch)
-// plus its pulls (P bytes every n_fetch steps) and pushes (P bytes every n_push steps) at
-// the calibrated RMA get/accumulate cost of one shard (interpolated in the calibrated
-// sizes) times S. Workers do not wait for each other, but share each server: its progress
-// engine serves one RMA operation at a time (OpenMPI's passive target over TCP advances at
-// the target), W (get/n_fetch + accumulate/n_push) of its time per worker step; its link,
-// W (P/S)/n_fetch bytes out and W (P/S)/n_push bytes in per worker step; and its core,
-// which applies W (P/S)/n_push floats of accumulates. The step is the largest of these;
-// samples/s = W B / step; staleness (server updates between a worker's pull and its push)
-// ~ (W - 1)(n_fetch + 1) / (2 n_push).
+// Parameter-server runs (downpour, dcasgd, asynchronous DiLoCo) with S servers, W = N - S
+// workers, P bytes of parameters, the served protocol of dist/param_shards.hpp: the W
+// workers are customers of a closed queueing network (closed_network.hpp, solved exactly by
+// Mean Value Analysis). A worker's cycle (one step) is its own profiled compute (each worker
+// has its own batch) plus, per server and pull or push, a request word and the server's
+// reply (the smallest calibrated RMA operation), plus its visits to each server's three
+// shared stations: the incoming link (a deposit of P/S bytes every n_push steps), the
+// outgoing link (a pulled copy every n_fetch steps), both at the calibrated MPI_Get time of
+// P/S bytes, and the core (a pass over each deposit, three for DC-ASGD, and a copy per pull,
+// at the calibrated reduction rate on the host's share of a core). One worker alone pays
+// each station's demand once; many queue at the busiest, whose demand x W then sets the
+// step. samples/s = W B / step; staleness (server updates between a worker's pull and its
+// push) ~ (W - 1)(n_fetch + 1) / (2 n_push).
 #pragma once
 #include <string>
 #include <vector>

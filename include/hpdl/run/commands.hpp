@@ -27,6 +27,7 @@ struct TimeArgs {
   int64_t iterations = 20, warmup = 2;
   bool synthetic = false;
   bool overhead = false;  // alternate recorded and unrecorded iterations, compare
+  bool ceilings = true;   // measure the GEMM peak and memory bandwidth, print efficiency
 };
 
 struct EvalArgs {

@@ -1,0 +1,32 @@
+// Per-layer efficiency against a machine's measured ceilings (kernels/ceilings.hpp), as
+// `hpdl time` prints it: for each layer's forward and backward, the achieved GFLOP/s, the
+// share of the GEMM peak, the arithmetic intensity, the bound that applies (compute or
+// memory, from the roofline) and the time lost against that roofline, sorted by the time
+// lost, so the rows where optimisation would pay come first.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "hpdl/kernels/ceilings.hpp"
+#include "hpdl/profile/work.hpp"
+
+namespace hpdl {
+
+struct PassTiming {
+  std::string layer, pass;  // pass: "forward" | "backward"
+  double seconds = 0;       // mean per iteration
+  PassWork work;
+};
+
+struct PassEfficiency {
+  double gflops_per_s = 0, peak_share = 0, roofline_share = 0, lost_s = 0;
+  std::string bound;  // "compute", "memory", or "-" (no work counted)
+};
+PassEfficiency efficiency_of(const PassTiming& t, const Ceilings& c);
+
+// The table, then one line for the whole iteration (its FLOPs over `iteration_s`).
+void print_efficiency(std::vector<PassTiming> passes, const Ceilings& c, double iteration_s,
+                      std::FILE* out);
+
+}  // namespace hpdl
