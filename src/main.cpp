@@ -127,6 +127,11 @@ int main(int argc, char** argv) {
   CLI::App* summary = trace->add_subcommand(
       "summary", "Per-layer forward/backward table and per-step accounting of RUN_DIR");
   summary->add_option("run_dir", run_dir, "Run directory (outputs/<run>)")->required();
+  std::string compare_a, compare_b;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Two profiled runs' per-layer forward/backward times side by side (B / A, noise)");
+  compare->add_option("run_a", compare_a, "Run directory A (the baseline)")->required();
+  compare->add_option("run_b", compare_b, "Run directory B")->required();
 
   try {
     app.parse(argc, argv);
@@ -140,6 +145,7 @@ int main(int argc, char** argv) {
   if (*har) return hpdl::cmd_convert_uci_har(dir, out);
   if (*time_cmd) return hpdl::cmd_time(time);
   if (*summary) return hpdl::cmd_trace_summary(run_dir);
+  if (*compare) return hpdl::cmd_compare(compare_a, compare_b);
   if (*check_cmd) return hpdl::cmd_check(check_config, check_sets, check_ranks);
   if (*eval_cmd) return hpdl::cmd_eval(eval, &argc, &argv);
   if (*calib_cmd) return hpdl::cmd_calibrate(calib, &argc, &argv);

@@ -22,6 +22,7 @@
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/data/sampler.hpp"
 #include "hpdl/profile/profiler.hpp"
+#include "hpdl/profile/trace_csv.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/device_choice.hpp"
 #include "hpdl/train/trainer.hpp"
@@ -161,7 +162,8 @@ TEST(Profiling, SameParametersScheduledStepsAndTraceFiles) {
   }
 
   const std::string dir = mpi_test_dir(world) + "/profile";
-  const TraceSummary t = write_trace(world, prof, dir, nlohmann::json{{"test", true}});
+  const TraceSummary t =
+      write_trace(world, prof, dir, nlohmann::json{{"test", true}}, model->work_by_layer());
   if (world.rank() != 0) return;
   EXPECT_EQ(t.steps, 4 * world.size());
   EXPECT_EQ(t.dropped, 0);
@@ -181,6 +183,14 @@ TEST(Profiling, SameParametersScheduledStepsAndTraceFiles) {
   ASSERT_EQ(rows.size(), model->num_layers() + 1);
   for (size_t i = 0; i < model->num_layers(); ++i)
     EXPECT_EQ(rows[i + 1].substr(0, rows[i + 1].find(',')), model->layer(i).name());
+  // ... with each pass's work as the model counts it (GFLOP, read back by column name).
+  const CsvTable table(dir + "/layers.csv");
+  for (size_t i = 0; i < model->num_layers(); ++i) {
+    EXPECT_NEAR(table.number(i, "forward_gflop") * 1e9, model->layer_work(i).forward.flops,
+                1e-6 * model->layer_work(i).forward.flops + 1e-3);
+    EXPECT_NEAR(table.number(i, "backward_mb") * 1e6, model->layer_work(i).backward.bytes,
+                1e-6 * model->layer_work(i).backward.bytes + 1e-3);
+  }
   // steps.csv: attributed + unattributed = wall; the parts add up to attributed.
   std::ifstream steps_csv(dir + "/steps.csv");
   std::string line;

@@ -147,7 +147,8 @@ int64_t clock_offset_to_root(const Comm& comm) {
 }
 
 TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::string& dir,
-                         const nlohmann::json& manifest) {
+                         const nlohmann::json& manifest,
+                         const std::map<std::string, LayerWork>& work) {
   const int64_t offset = clock_offset_to_root(comm);
   const std::vector<std::string> packed = comm.gather(pack(prof, offset), 0);
   TraceSummary sum;
@@ -241,8 +242,12 @@ TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::stri
   layers << "\n";
   for (const auto& name : layer_order) {
     const Stats f = stats_of(fwd[name]), b = stats_of(bwd[name]);
+    const auto it = work.find(name);
+    const LayerWork w = it == work.end() ? LayerWork{} : it->second;
     layers << name << "," << f.mean << "," << f.p50 << "," << f.p95 << "," << f.std << "," << b.mean
-           << "," << b.p50 << "," << b.p95 << "," << b.std << "," << f.n << "\n";
+           << "," << b.p50 << "," << b.p95 << "," << b.std << "," << f.n << ","
+           << w.forward.flops / 1e9 << "," << w.backward.flops / 1e9 << "," << w.forward.bytes / 1e6
+           << "," << w.backward.bytes / 1e6 << "\n";
   }
   write_file_atomically(dir + "/layers.csv", layers.str());
   write_file_atomically(dir + "/steps.csv", steps.str());

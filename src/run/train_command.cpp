@@ -240,8 +240,9 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
                     const ConfusionMatrix& confusion, int64_t steps) {
     if (prof) {
       WatchdogScope guard(watchdog, "trace gather", steps);
-      const TraceSummary t = write_trace(comm, *prof, report ? s.out->path() : "",
-                                         report ? report->manifest() : nlohmann::json{});
+      const TraceSummary t =
+          write_trace(comm, *prof, report ? s.out->path() : "",
+                      report ? report->manifest() : nlohmann::json{}, s.model->work_by_layer());
       if (report) report->profile(s.cfg.profile, t);
     }
     std::vector<double> rss;

@@ -6,6 +6,7 @@
 // backend operations and reads or writes values only through the host views below.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -77,6 +78,12 @@ class Model {
   const Layer& layer(size_t i) const { return chain_.layer(i); }
   // Layer i's FLOPs and bytes per pass at this batch (the first layer computes no dx).
   LayerWork layer_work(size_t i) const { return chain_.layer(i).work(i > 0); }
+  // Every layer's work by layer name (what the trace writer puts in layers.csv).
+  std::map<std::string, LayerWork> work_by_layer() const {
+    std::map<std::string, LayerWork> w;
+    for (size_t i = 0; i < num_layers(); ++i) w[layer(i).name()] = layer_work(i);
+    return w;
+  }
   // The contiguous range of layer i's parameters in the flat buffers (size 0: none).
   const Range& layer_params(size_t i) const { return layer_params_[i]; }
   const std::vector<Range>& layer_ranges() const { return layer_params_; }

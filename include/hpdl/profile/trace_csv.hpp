@@ -7,11 +7,13 @@
 
 namespace hpdl {
 
-// layers.csv: one row per layer, forward order; durations in microseconds over (rank, step).
+// layers.csv: one row per layer, forward order; durations in microseconds over (rank, step);
+// then each pass's work on one rank's batch (profile/work.hpp): GFLOP and megabytes moved.
 inline const std::vector<std::string> kLayerColumns = {
     "layer",           "forward_mean_us",  "forward_p50_us",  "forward_p95_us",
     "forward_std_us",  "backward_mean_us", "backward_p50_us", "backward_p95_us",
-    "backward_std_us", "samples"};
+    "backward_std_us", "samples",          "forward_gflop",   "backward_gflop",
+    "forward_mb",      "backward_mb"};
 // steps.csv: one row per recorded (rank, step): the wall time, the part the profiler
 // attributed, what is left, then one column "<part>_us" per part of kStepParts.
 inline const std::vector<std::string> kStepParts = {"forward", "backward", "data",

@@ -5,17 +5,20 @@
 //                       compute and communication), timestamps on rank 0's clock
 //   trace/merged.json   all ranks in one trace
 //   layers.csv          per layer: forward and backward mean, p50, p95, stddev over the
-//                       recorded steps of all ranks (microseconds)
+//                       recorded steps of all ranks (microseconds), and each pass's work
+//                       (`work`, by layer name: GFLOP and MB on one rank's batch)
 //   steps.csv           per rank and step: wall, attributed (covered by the rank's
 //                       main-thread intervals), unattributed, and the parts by category
 // Every JSON file embeds the run manifest under "otherData".
 #pragma once
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/profile/profiler.hpp"
+#include "hpdl/profile/work.hpp"
 
 namespace hpdl {
 
@@ -39,6 +42,7 @@ Stats stats_of(std::vector<double> v);
 int64_t clock_offset_to_root(const Comm& comm);
 
 TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::string& dir,
-                         const nlohmann::json& manifest);
+                         const nlohmann::json& manifest,
+                         const std::map<std::string, LayerWork>& work);
 
 }  // namespace hpdl

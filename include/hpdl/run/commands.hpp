@@ -63,6 +63,8 @@ int cmd_convert_uci_har(const std::string& dir, const std::string& out);
 // One process, no MPI: per-layer forward/backward times of a config's model.
 int cmd_time(const TimeArgs& args);
 int cmd_trace_summary(const std::string& run_dir);
+// Two profiled runs' layers side by side, with ratios and a noise estimate.
+int cmd_compare(const std::string& a_dir, const std::string& b_dir);
 // No MPI: loads and checks a config, its model and data files, as train would.
 // No MPI: step time, samples/s and efficiency at other rank counts (predict/predictor.hpp).
 int cmd_predict(const PredictArgs& args);

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Profiled runs carry each layer's work (layers.csv: GFLOP and MB per pass, the tiny model's
+# dense1 counted by hand), and `hpdl compare A B` puts two runs side by side: a run against
+# itself changes nothing; two hand-made profiles get the ratios, noise and verdicts worked
+# out by hand; its refusals name the file.
+# Usage: compare_runs.sh MPIRUN HPDL FIXTURES
+set -eu
+mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+out=$fx/outputs/compare
+expect="bash $(dirname "$0")/expect_error.sh"
+rm -rf "$out" && mkdir -p "$out"
+run=(--set "run.output_dir=\"$out\"" --set train.epochs=1 --set profile.enabled=true
+  --set profile.skip=2 --set profile.active=40)
+$mpirun -np 1 "$hpdl" train "$fx/tiny.toml" "${run[@]}" --set run.name=a >/dev/null
+# dense1 of tiny.toml at its batch: 2 x batch x in x units + batch x units FLOPs forward.
+/usr/bin/python3 - "$out/a" "$fx/tiny.toml" <<'PY'
+import csv, sys, tomllib
+cfg = tomllib.load(open(sys.argv[2], "rb"))
+row = next(r for r in csv.DictReader(open(sys.argv[1] + "/layers.csv")) if r["layer"] == "dense1")
+batch, inputs = cfg["train"]["batch"], 1
+for d in cfg["model"]["input"]:
+    inputs *= d
+units = next(l for l in cfg["model"]["layers"] if l["type"] == "dense")["units"]
+want = (2 * batch * inputs * units + batch * units) / 1e9
+got = float(row["forward_gflop"])
+assert abs(got - want) <= 1e-9 * max(1, want) + 1e-12, (got, want)
+assert float(row["backward_mb"]) > 0
+print(f"dense1 forward {got * 1e9:.0f} FLOP at batch {batch}, as counted by hand")
+PY
+"$hpdl" compare "$out/a" "$out/a" >"$out/same.txt"
+grep -q "^step (median wall" "$out/same.txt"
+if grep -Eq "faster|slower" "$out/same.txt"; then
+  echo "a run against itself changed: $(cat "$out/same.txt")" >&2
+  exit 1
+fi
+echo "a run against itself: no change"
+# Two hand-made profiles: dense1's forward doubles with spreads of 10 % and 5 % (noise 11.2 %:
+# slower); its backward moves 10 % within spreads of 50 % and 45 % (the same); relu1 is
+# in B only.
+mkdir -p "$out/x" "$out/y"
+cols=layer,forward_mean_us,forward_p50_us,forward_p95_us,forward_std_us,backward_mean_us,backward_p50_us,backward_p95_us,backward_std_us,samples
+printf '%s\ndense1,100,100,110,1,100,100,150,1,10\n' "$cols" >"$out/x/layers.csv"
+printf '%s\ndense1,200,200,210,1,110,110,160,1,10\nrelu1,1,1,1,0,1,1,1,0,10\n' "$cols" >"$out/y/layers.csv"
+for d in x y; do head -2 "$out/a/steps.csv" >"$out/$d/steps.csv"; done
+"$hpdl" compare "$out/x" "$out/y" >"$out/xy.txt"
+cat "$out/xy.txt"
+grep -Eq "^dense1 +forward +0\.100 +0\.200 +2\.000 +11\.2% slower +- +-" "$out/xy.txt"
+grep -Eq "^dense1 +backward +0\.100 +0\.110 +1\.100 +67\.6% same " "$out/xy.txt"
+grep -q "^relu1 .*only in B" "$out/xy.txt"
+grep -q "B/A 1.000" "$out/xy.txt"
+$expect "nope/layers.csv not found \(was the run profiled" "$hpdl" compare "$out/a" "$out/nope"
+echo "compare: ok"
