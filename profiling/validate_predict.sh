@@ -3,7 +3,7 @@
 # for each link rate, calibrate the cluster once; profile each model on 1 rank; run it for
 # real on 1, 2 and 4 hosts (1 rank each, profiled); compare the measured median step time
 # with the prediction; print one table (measured, predicted, error) and the median and
-# worst |error|. Parameter-server models (mlp_downpour: the MLP with Downpour SGD, 1 server)
+# worst |error|. Parameter-server models (mlp_downpour, lenet_dcasgd: Downpour or DC-ASGD, 1 server)
 # are profiled on 2 ranks of host 1 (a server and a worker) and run on 2 and more hosts (the
 # server on host 1, a worker on each other host); their step is a worker's (median over the
 # workers' recorded steps: workers do not wait for each other).
@@ -41,13 +41,13 @@ config() {
     har) c=inputs/har_2x2.toml ;; *) echo "unknown model $1" >&2; exit 2 ;; esac
   case $variant in
     "") ;;
-    downpour) c="$c --set distributed.mode=\"downpour\" --set optimizer.name=\"sgd\"" ;;
+    downpour | dcasgd) c="$c --set distributed.mode=\"$variant\" --set optimizer.name=\"sgd\"" ;;
     *) for v in $(variant_sets "$variant"); do c="$c --set ${v//\"/\\\"}"; done ;;
   esac
   echo "$c"
 }
 every() { variant_sets "${1#*_}" 2>/dev/null | sed -n 's/^distributed.sync_every=//p'; }
-servers() { case $1 in *_downpour) echo 1 ;; *) echo 0 ;; esac; }
+servers() { case $1 in *_downpour | *_dcasgd) echo 1 ;; *) echo 0 ;; esac; }
 # Rank 0's batch and the profile: skip 2 steps, record the rest.
 train_args() {  # MODEL NAME
   local n=$steps h

@@ -57,6 +57,8 @@ int main(int argc, char** argv) {
                      "Alternate recorded and unrecorded iterations and compare their medians");
   time_cmd->add_flag("!--no-ceilings", time.ceilings,
                      "Skip measuring the GEMM peak and memory bandwidth (the efficiency table)");
+  time_cmd->add_option("--csv", time.csv,
+                       "Write the efficiency rows as CSV (profiling/plot_roofline.py draws it)");
 
   std::string check_config;
   std::vector<std::string> check_sets;

@@ -114,9 +114,9 @@ TEST(Predict, ClosedNetworkByHand) {
   EXPECT_NEAR(many.utilization[0], 1.0, 1e-3);
 }
 
-// A parameter server by hand: 4 MB of parameters; RMA get calibrated at 1 kB and 4 MB:
-// 1 ms and 0.4 s (a control word costs the 1 kB time, a shard move the 4 MB time); a
-// reduction rate of 1 GB/s; 10 ms of compute.
+// A parameter server by hand: 4 MB of parameters; a 1 ms, 10 MB/s link between hosts (a
+// shard moves in 0.401 s, a control word in 1 ms); a reduction rate of 1 GB/s; 10 ms of
+// compute.
 TEST(Predict, ParameterServerServedProtocolByHand) {
   StepProfile p;
   p.mode = "downpour";
@@ -125,51 +125,52 @@ TEST(Predict, ParameterServerServedProtocolByHand) {
   p.global_batch = p.local_batch = 32;
   p.worker_compute_s = 0.010;
   NetworkModel net;
-  net.inter_latency_s = 1e-4, net.inter_bandwidth_Bps = 12.5e6;  // 100 Mbit/s
+  net.inter_latency_s = 1e-3, net.inter_bandwidth_Bps = 1e7;
   net.intra_latency_s = 1e-6, net.intra_bandwidth_Bps = 1e9;
   net.reduce_Bps = 1e9;
-  net.get_samples = {{1'000, 0.001}, {4'000'000, 0.4}};
-  net.acc_samples = {{1'000, 0.002}, {4'000'000, 0.8}};  // not used by the served protocol
+  net.get_samples = {{1'000, 0.5}, {4'000'000, 9.0}};  // RMA curves: not used
+  net.acc_samples = {{1'000, 0.5}, {4'000'000, 9.0}};
   PredictOptions o;
   // 2 ranks = 1 worker: compute, a request word and a reply per pull and push, the deposit
-  // and the pulled copy (0.4 s each), the server's apply and copy (8 MB at 1 GB/s).
-  const double one_cycle = 0.010 + 4 * 0.001 + 2 * 0.4 + 0.008;
+  // and the pulled copy (0.401 s each), the server's apply and copy (8 MB at 1 GB/s).
+  const double one_cycle = 0.010 + 4 * 0.001 + 2 * 0.401 + 0.008;
   const Prediction one = predict_step(p, net, 2, o);
   EXPECT_EQ(one.workers, 1);
   EXPECT_NEAR(one.step_s, one_cycle, 1e-9);
   EXPECT_NEAR(one.samples_per_s, 32 / one_cycle, 1e-6);
   EXPECT_NEAR(one.staleness, 0, 1e-12);
   // 5 ranks = 4 workers: the same network with 4 customers (solved by MVA), between one
-  // worker's cycle and 4 x 0.4 s at each of the server's links; the links are the bottleneck.
+  // worker's cycle and 4 x 0.401 s at each of the server's links, the bottleneck.
   const Prediction four = predict_step(p, net, 5, o);
   EXPECT_EQ(four.workers, 4);
-  const ClosedNetwork q = solve_closed_network({0.4, 0.4, 0.008}, 0.014, 4);
+  const ClosedNetwork q = solve_closed_network({0.401, 0.401, 0.008}, 0.014, 4);
   EXPECT_NEAR(four.step_s, q.cycle_s, 1e-12);
-  EXPECT_GT(four.step_s, 4 * 0.4);
+  EXPECT_GT(four.step_s, 4 * 0.401);
   EXPECT_LT(four.step_s, 4 * one_cycle);
   EXPECT_NEAR(four.samples_per_s, 4 * 32 / q.cycle_s, 1e-6);
   EXPECT_NEAR(four.staleness, 3, 1e-12);
   EXPECT_NE(four.bottleneck.find("server"), std::string::npos) << four.bottleneck;
   EXPECT_NE(four.bottleneck.find("link"), std::string::npos) << four.bottleneck;
-  // Pulling every 2 steps, pushing every 4: a quarter and a half of the moves and words.
+  // Pulling every 2 steps, pushing every 4: a half and a quarter of the copies, deposits,
+  // words and core passes.
   p.n_fetch = 2, p.n_push = 4;
   EXPECT_NEAR(predict_step(p, net, 2, o).step_s,
-              0.010 + 2 * 0.001 * (0.5 + 0.25) + 0.4 / 2 + 0.4 / 4 + 0.004 * (0.5 + 0.25), 1e-9);
+              0.010 + 2 * 0.001 * (0.5 + 0.25) + 0.401 * (0.5 + 0.25) + 0.004 * (0.5 + 0.25), 1e-9);
   EXPECT_NEAR(predict_step(p, net, 5, o).staleness, 3 * 3 / 8.0, 1e-12);
   // DC-ASGD: three passes over a deposit on the server's core.
   p.n_fetch = p.n_push = 1, p.mode = "dcasgd";
   EXPECT_NEAR(predict_step(p, net, 2, o).step_s, one_cycle + 2 * 0.004, 1e-9);
-  // A server on a quarter of a core applies and copies 4x slower.
+  // A host with a quarter of a core computes, applies and copies 4x slower.
   p.mode = "downpour", o.cores_per_host = 0.25;
-  EXPECT_NEAR(predict_step(p, net, 2, o).step_s, 0.010 / 0.25 + 4 * 0.001 + 0.8 + 0.032, 1e-9);
+  EXPECT_NEAR(predict_step(p, net, 2, o).step_s, 0.010 / 0.25 + 4 * 0.001 + 0.802 + 0.032, 1e-9);
   o.cores_per_host = 0;
-  // Two servers of 4 MB shards: a worker visits both; halfway between the calibrated sizes
-  // (log-log) a move costs the geometric mean.
+  // Two servers of 4 MB shards: a worker visits both.
   p.servers = 2, p.param_bytes = 8'000'000;
-  EXPECT_NEAR(predict_step(p, net, 3, o).step_s, 0.010 + 2 * (4 * 0.001 + 0.808), 1e-9);
-  p.servers = 1, p.param_bytes = 63'245;  // sqrt(1e3 x 4e6)
-  EXPECT_NEAR(predict_step(p, net, 2, o).step_s,
-              0.010 + 4 * 0.001 + 2 * std::sqrt(0.001 * 0.4) + 2 * 63'245 / 1e9, 2e-5);
+  EXPECT_NEAR(predict_step(p, net, 3, o).step_s, 0.010 + 2 * (4 * 0.001 + 0.810), 1e-9);
+  // Every rank on one host: the intra-host link.
+  p.servers = 1, p.param_bytes = 4'000'000, o.ranks_per_host = 4;
+  EXPECT_NEAR(predict_step(p, net, 2, o).step_s, 0.010 + 4 * 1e-6 + 2 * (1e-6 + 0.004) + 0.008,
+              1e-9);
 }
 
 // network.json has one schema: what calibrate writes, predict reads back field for field,

@@ -2,6 +2,9 @@
 #include "hpdl/run/efficiency_table.hpp"
 
 #include <algorithm>
+#include <sstream>
+
+#include "hpdl/core/atomic_file.hpp"
 
 namespace hpdl {
 
@@ -52,6 +55,21 @@ void print_efficiency(std::vector<PassTiming> passes, const Ceilings& c, double 
                  "(layers' work only; loss and update not counted)\n",
                  flops / 1e9, 1e3 * iteration_s, flops / iteration_s / 1e9,
                  100 * flops / iteration_s / c.gemm_flops_per_s);
+}
+
+void write_efficiency_csv(const std::vector<PassTiming>& passes, const Ceilings& c,
+                          const std::string& path) {
+  std::ostringstream csv;
+  csv << "layer,pass,seconds,flops,bytes,gflops_per_s,peak_share,intensity,bound,"
+         "roofline_share,lost_s,gemm_flops_per_s,memory_Bps\n";
+  for (const PassTiming& t : passes) {
+    const PassEfficiency e = efficiency_of(t, c);
+    csv << t.layer << "," << t.pass << "," << t.seconds << "," << t.work.flops << ","
+        << t.work.bytes << "," << e.gflops_per_s << "," << e.peak_share << "," << t.work.intensity()
+        << "," << e.bound << "," << e.roofline_share << "," << e.lost_s << "," << c.gemm_flops_per_s
+        << "," << c.memory_Bps << "\n";
+  }
+  write_file_atomically(path, csv.str());
 }
 
 }  // namespace hpdl

@@ -50,6 +50,7 @@ void fill_batch(const Config& cfg, bool synthetic, Model& model, std::vector<int
 
 int cmd_time(const TimeArgs& args) {
   try {
+    HPDL_REQUIRE(args.csv.empty() || args.ceilings, "--csv needs the ceilings: drop --no-ceilings");
     const Config cfg = load_config(args.config, args.sets);
     HPDL_REQUIRE(args.synthetic || !cfg.data.train_file.empty(),
                  "config " + args.config + " has no data.train_file: use --synthetic");
@@ -146,7 +147,15 @@ int cmd_time(const TimeArgs& args) {
     }
     if (args.ceilings) {
       std::fflush(stdout);
-      print_efficiency(passes, measure_ceilings(model->kernels()), w.mean / 1e3, stdout);
+      const Ceilings ceilings = measure_ceilings(model->kernels());
+      print_efficiency(passes, ceilings, w.mean / 1e3, stdout);
+      if (!args.csv.empty()) {
+        write_efficiency_csv(passes, ceilings, args.csv);
+        std::printf(
+            "efficiency rows written to %s (plot: /usr/bin/python3 "
+            "profiling/plot_roofline.py %s)\n",
+            args.csv.c_str(), args.csv.c_str());
+      }
     }
     return 0;
   } catch (const std::exception& e) {

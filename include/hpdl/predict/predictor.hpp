@@ -19,10 +19,10 @@
 // workers are customers of a closed queueing network (closed_network.hpp, solved exactly by
 // Mean Value Analysis). A worker's cycle (one step) is its own profiled compute (each worker
 // has its own batch) plus, per server and pull or push, a request word and the server's
-// reply (the smallest calibrated RMA operation), plus its visits to each server's three
-// shared stations: the incoming link (a deposit of P/S bytes every n_push steps), the
-// outgoing link (a pulled copy every n_fetch steps), both at the calibrated MPI_Get time of
-// P/S bytes, and the core (a pass over each deposit, three for DC-ASGD, and a copy per pull,
+// reply (a latency each), plus its visits to each server's three shared stations: the
+// incoming link (a deposit of P/S bytes every n_push steps), the outgoing link (a pulled
+// copy every n_fetch steps), both at the calibrated point-to-point latency + P/S /
+// bandwidth, and the core (a pass over each deposit, three for DC-ASGD, and a copy per pull,
 // at the calibrated reduction rate on the host's share of a core). One worker alone pays
 // each station's demand once; many queue at the busiest, whose demand x W then sets the
 // step. samples/s = W B / step; staleness (server updates between a worker's pull and its

@@ -28,6 +28,7 @@ struct TimeArgs {
   bool synthetic = false;
   bool overhead = false;  // alternate recorded and unrecorded iterations, compare
   bool ceilings = true;   // measure the GEMM peak and memory bandwidth, print efficiency
+  std::string csv;        // and write the efficiency rows there (empty: not written)
 };
 
 struct EvalArgs {

@@ -28,5 +28,9 @@ PassEfficiency efficiency_of(const PassTiming& t, const Ceilings& c);
 // The table, then one line for the whole iteration (its FLOPs over `iteration_s`).
 void print_efficiency(std::vector<PassTiming> passes, const Ceilings& c, double iteration_s,
                       std::FILE* out);
+// The same rows as CSV at `path` (written whole or not at all), with the two ceilings on
+// every row: what profiling/plot_roofline.py draws.
+void write_efficiency_csv(const std::vector<PassTiming>& passes, const Ceilings& c,
+                          const std::string& path);
 
 }  // namespace hpdl

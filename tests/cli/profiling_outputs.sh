@@ -2,8 +2,9 @@
 # Profiled runs carry each layer's work (layers.csv: GFLOP and MB per pass, the tiny model's
 # dense1 counted by hand), and `hpdl compare A B` puts two runs side by side: a run against
 # itself changes nothing; two hand-made profiles get the ratios, noise and verdicts worked
-# out by hand; its refusals name the file.
-# Usage: compare_runs.sh MPIRUN HPDL FIXTURES
+# out by hand; its refusals name the file. `hpdl time --csv` writes the efficiency rows and
+# profiling/plot_roofline.py draws them (when matplotlib is there).
+# Usage: profiling_outputs.sh MPIRUN HPDL FIXTURES
 set -eu
 mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
 out=$fx/outputs/compare
@@ -50,3 +51,12 @@ grep -q "^relu1 .*only in B" "$out/xy.txt"
 grep -q "B/A 1.000" "$out/xy.txt"
 $expect "nope/layers.csv not found \(was the run profiled" "$hpdl" compare "$out/a" "$out/nope"
 echo "compare: ok"
+"$hpdl" time "$fx/tiny.toml" -n 2 --csv "$out/eff.csv" >/dev/null
+head -1 "$out/eff.csv" | grep -q "^layer,pass,seconds,flops,bytes,gflops_per_s,peak_share,intensity,bound"
+[ "$(grep -c "^dense1,forward," "$out/eff.csv")" = 1 ]
+$expect "--csv needs the ceilings" "$hpdl" time "$fx/tiny.toml" -n 2 --csv "$out/x.csv" --no-ceilings
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  /usr/bin/python3 "$(dirname "$0")/../../profiling/plot_roofline.py" "$out/eff.csv" "$out/roofline.png" >/dev/null
+  [ -s "$out/roofline.png" ]
+  echo "roofline drawn"
+fi
