@@ -2,7 +2,8 @@
 """Results of a sweep, thesis-style: one row per grid line with its configuration, test
 accuracy, weighted F1, wall time and samples/s, from outputs/<array id>/task<k>/ (manifest.json
 and metrics.csv). Writes results.csv, results.md and accuracy_vs_time.png (test accuracy
-against training time, one line per configuration) into the sweep directory.
+against training time, one line per configuration) into the sweep directory, and, where
+tasks were profiled, the per-layer table of collect_layers.py.
 
 Usage: collect_sweep.py SWEEP_DIR GRID
 """
@@ -93,6 +94,10 @@ def main():
         ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(os.path.join(sweep, "accuracy_vs_time.png"), dpi=110)
+    # Profiled tasks (profile.enabled=true in their grid line): the per-layer table too.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import collect_layers
+    collect_layers.main(sweep, grid_lines(grid))
     missing = [r for r in rows if r["status"] != "complete"]
     if missing:
         sys.exit("collect: %d of %d configurations did not complete" % (len(missing), len(rows)))

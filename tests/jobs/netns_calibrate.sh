@@ -4,7 +4,8 @@
 # ranks for every coll_tuned algorithm, the default and MPI_Iallreduce, RMA get/accumulate; nothing is
 # flagged. Then host 3's link is slowed to 10 Mbit (a bad cable): calibrate names host 3
 # and, with --strict, exits 3. Also 2 ranks on one host (shared memory, no slow flags), and
-# hosts with a CPU budget of 0.25 core: calibrate records 0.25 of a core per rank and host.
+# hosts with a CPU budget of 0.25 core: calibrate records 0.25 of a core per rank and host
+# (it runs alone: another test on the same cores would take part of that share).
 # Usage: netns_calibrate.sh SOURCE_DIR HPDL WORK_DIR
 set -eu
 src=$1 hpdl=$2

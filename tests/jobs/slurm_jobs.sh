@@ -70,7 +70,7 @@ echo "(b) parameter-server job $jid: complete, 1 server + 2 workers"
 printf '%s\n' "# a small grid: hidden units x learning rate" \
   "$fx/tiny.toml model.layers.1.units=8" \
   "$fx/tiny.toml model.layers.1.units=16 optimizer.lr=0.02   # comment" "" \
-  "$fx/tiny.toml model.layers.1.units=32 train.epochs=2" > grid.txt
+  "$fx/tiny.toml model.layers.1.units=32 train.epochs=2 profile.enabled=true profile.active=8" > grid.txt
 out=$(bash "$HPDL_JOBS/submit_sweep.sh" grid.txt -n 2 --overcommit) || fail "submit_sweep: $out"
 echo "$out"
 array=$(echo "$out" | sed -n 's/.*array job \([0-9]*\),.*/\1/p')
@@ -81,6 +81,16 @@ dir=outputs/$array
 for f in results.csv results.md accuracy_vs_time.png; do [ -s "$dir/$f" ] || fail "(d) missing $dir/$f"; done
 [ "$(grep -c ',complete,' "$dir/results.csv")" -eq 3 ] || fail "(d) $dir/results.csv does not list 3 complete runs"
 grep -q 'units=16 optimizer.lr=0.02' "$dir/results.md" || fail "(d) results.md lacks the grid line"
+# The profiled line (task 2): its layers in the per-layer table, with GFLOP/s.
+for f in layers_sweep.csv layers_sweep.md layer_time.png; do [ -s "$dir/$f" ] || fail "(d) missing $dir/$f"; done
+/usr/bin/python3 - "$dir/layers_sweep.csv" <<'PY' || fail "(d) layers_sweep.csv is not task 2's profile"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert {r["task"] for r in rows} == {"2"}, rows
+dense = next(r for r in rows if r["layer"] == "dense1")
+assert float(dense["forward_ms"]) > 0 and float(dense["forward_gflops_per_s"]) > 0, dense
+assert abs(sum(float(r["share_of_layers"]) for r in rows) - 1) < 1e-3, rows
+PY
 cat "$dir/results.md"
 
 # A grid with an unknown key: refused, naming the line, and nothing queued.
