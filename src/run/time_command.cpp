@@ -46,6 +46,98 @@ void fill_batch(const Config& cfg, bool synthetic, Model& model, std::vector<int
   model.upload_input();
 }
 
+// Runs `total` iterations (forward, loss, backward, update) on the batch, recorded by prof.
+void run_iterations(const Config& cfg, Model& model, const std::vector<int32_t>& labels,
+                    Profiler& prof, const StepNames& names, int64_t total) {
+  SoftmaxCrossEntropy loss(model.kernels(), model.batch(), cfg.model.classes);
+  auto optimizer = make_optimizer(model.ops(), model.device(), cfg.optimizer, model.num_params());
+  std::vector<int64_t> rows(cfg.train.batch);  // sample ids (dropout masks depend on them)
+  for (int64_t i = 0; i < cfg.train.batch; ++i) rows[i] = i;
+  for (int64_t s = 0; s < total; ++s) {
+    prof.begin_step(s);
+    const Pass pass{true, cfg.train.seed, s, rows.data()};
+    forward_backward(model, loss, labels.data(), pass, 1.0f / float(model.batch()), {}, &prof,
+                     &names);
+    {
+      ProfileScope timed(&prof, names.update);
+      optimizer->update(model.params(), model.grads());
+    }
+    prof.end_step();
+  }
+}
+
+struct LayerTable {
+  std::vector<PassTiming> passes;  // each layer's forward and backward: mean time and work
+  Stats wall;                      // of the timed iterations (ms)
+};
+
+// Prints the per-layer table (statistics over the timed iterations) and the totals.
+LayerTable print_layer_table(const TimeArgs& args, const Config& cfg, Model& model,
+                             const Profiler& prof, const StepNames& names) {
+  std::map<int32_t, std::map<int64_t, double>> per_name;  // interval -> step -> ms
+  std::vector<double> wall;
+  for (const TraceEvent& e : prof.events()) {
+    const double ms = (e.t1_ns - e.t0_ns) / 1e6;
+    if (e.name == prof.step_name())
+      wall.push_back(ms);
+    else
+      per_name[e.name][e.step] += ms;
+  }
+  auto stats = [&](int32_t id) {
+    std::vector<double> v;
+    for (const auto& [step, ms] : per_name[id]) v.push_back(ms);
+    return stats_of(v);
+  };
+  std::printf("hpdl time: %s | batch %lld | backend %s | %lld warm-up + %lld timed iterations%s\n",
+              args.config.c_str(), (long long)cfg.train.batch, model.kernels_name().c_str(),
+              (long long)args.warmup, (long long)args.iterations,
+              args.synthetic ? " | synthetic data" : "");
+  std::printf("%-16s %-10s %12s %10s %12s %10s %9s\n", "layer", "kind", "forward ms", "p95",
+              "backward ms", "p95", "bwd/fwd");
+  double fwd_total = 0, bwd_total = 0;
+  const auto& n = prof.names();
+  const auto& c = prof.categories();
+  std::map<std::string, int32_t> backward_id;
+  for (size_t id = 0; id < n.size(); ++id)
+    if (c[id] == "backward") backward_id[n[id]] = int32_t(id);
+  LayerTable t;
+  size_t layer = 0;
+  for (size_t id = 0; id < n.size(); ++id) {
+    if (c[id] != "forward") continue;
+    const Stats f = stats(int32_t(id)), b = stats(backward_id.at(n[id]));
+    fwd_total += f.mean, bwd_total += b.mean;
+    const LayerWork work = model.layer_work(layer);
+    t.passes.push_back({n[id], "forward", f.mean / 1e3, work.forward});
+    t.passes.push_back({n[id], "backward", b.mean / 1e3, work.backward});
+    std::printf("%-16s %-10s %12.3f %10.3f %12.3f %10.3f %9.2f\n", n[id].c_str(),
+                model.layer(layer++).kind().c_str(), f.mean, f.p95, b.mean, b.p95,
+                f.mean > 0 ? b.mean / f.mean : 0.0);
+  }
+  t.wall = stats_of(wall);
+  const Stats l = stats(names.loss), u = stats(names.update);
+  const Stats& w = t.wall;
+  std::printf("%-27s %12.3f %10s %12.3f\n", "sum of layers", fwd_total, "", bwd_total);
+  std::printf(
+      "loss %.3f ms, update %.3f ms; iteration %.3f ms (p50 %.3f, p95 %.3f); "
+      "layers + loss + update = %.2f%% of the iteration\n",
+      l.mean, u.mean, w.mean, w.p50, w.p95,
+      w.mean > 0 ? 100 * (fwd_total + bwd_total + l.mean + u.mean) / w.mean : 0.0);
+  return t;
+}
+
+// --overhead: the median recorded against the median unrecorded iteration.
+void print_overhead(const Profiler& prof, int64_t warmup) {
+  std::vector<double> on, off;
+  const auto& walls = prof.step_walls();
+  for (size_t k = static_cast<size_t>(warmup); k < walls.size(); ++k)
+    (walls[k] >= 0 ? on : off).push_back(std::abs(walls[k]) / 1e6);
+  const double a = stats_of(on).p50, b = stats_of(off).p50;
+  std::printf(
+      "overhead: median iteration %.3f ms recorded vs %.3f ms unrecorded (%+.2f%%), "
+      "%zu + %zu alternating iterations\n",
+      a, b, b > 0 ? 100 * (a / b - 1) : 0.0, on.size(), off.size());
+}
+
 }  // namespace
 
 int cmd_time(const TimeArgs& args) {
@@ -69,88 +161,16 @@ int cmd_time(const TimeArgs& args) {
     Profiler prof(pc, total, 4 * int64_t(model->num_layers()) + 32);
     model->set_profiler(&prof);
     const StepNames names(&prof);
-    SoftmaxCrossEntropy loss(model->kernels(), model->batch(), cfg.model.classes);
-    auto optimizer =
-        make_optimizer(model->ops(), model->device(), cfg.optimizer, model->num_params());
-    std::vector<int64_t> rows(cfg.train.batch);  // sample ids (dropout masks depend on them)
-    for (int64_t i = 0; i < cfg.train.batch; ++i) rows[i] = i;
-    for (int64_t s = 0; s < total; ++s) {
-      prof.begin_step(s);
-      const Pass pass{true, cfg.train.seed, s, rows.data()};
-      forward_backward(*model, loss, labels.data(), pass, 1.0f / float(model->batch()), {}, &prof,
-                       &names);
-      {
-        ProfileScope timed(&prof, names.update);
-        optimizer->update(model->params(), model->grads());
-      }
-      prof.end_step();
-    }
+    run_iterations(cfg, *model, labels, prof, names, total);
 
-    // Per layer and step, then statistics over the timed steps.
-    std::map<int32_t, std::map<int64_t, double>> per_name;
-    std::vector<double> wall;
-    for (const TraceEvent& e : prof.events()) {
-      const double ms = (e.t1_ns - e.t0_ns) / 1e6;
-      if (e.name == prof.step_name())
-        wall.push_back(ms);
-      else
-        per_name[e.name][e.step] += ms;
-    }
-    auto stats = [&](int32_t id) {
-      std::vector<double> v;
-      for (const auto& [step, ms] : per_name[id]) v.push_back(ms);
-      return stats_of(v);
-    };
-    std::printf(
-        "hpdl time: %s | batch %lld | backend %s | %lld warm-up + %lld timed iterations%s\n",
-        args.config.c_str(), (long long)cfg.train.batch, model->kernels_name().c_str(),
-        (long long)args.warmup, (long long)args.iterations,
-        args.synthetic ? " | synthetic data" : "");
-    std::printf("%-16s %-10s %12s %10s %12s %10s %9s\n", "layer", "kind", "forward ms", "p95",
-                "backward ms", "p95", "bwd/fwd");
-    double fwd_total = 0, bwd_total = 0;
-    const auto& n = prof.names();
-    const auto& c = prof.categories();
-    std::map<std::string, int32_t> backward_id;
-    for (size_t id = 0; id < n.size(); ++id)
-      if (c[id] == "backward") backward_id[n[id]] = int32_t(id);
-    size_t layer = 0;
-    std::vector<PassTiming> passes;
-    for (size_t id = 0; id < n.size(); ++id) {
-      if (c[id] != "forward") continue;
-      const Stats f = stats(int32_t(id)), b = stats(backward_id.at(n[id]));
-      fwd_total += f.mean, bwd_total += b.mean;
-      const LayerWork work = model->layer_work(layer);
-      passes.push_back({n[id], "forward", f.mean / 1e3, work.forward});
-      passes.push_back({n[id], "backward", b.mean / 1e3, work.backward});
-      std::printf("%-16s %-10s %12.3f %10.3f %12.3f %10.3f %9.2f\n", n[id].c_str(),
-                  model->layer(layer++).kind().c_str(), f.mean, f.p95, b.mean, b.p95,
-                  f.mean > 0 ? b.mean / f.mean : 0.0);
-    }
-    const Stats w = stats_of(wall), l = stats(names.loss), u = stats(names.update);
-    std::printf("%-27s %12.3f %10s %12.3f\n", "sum of layers", fwd_total, "", bwd_total);
-    std::printf(
-        "loss %.3f ms, update %.3f ms; iteration %.3f ms (p50 %.3f, p95 %.3f); "
-        "layers + loss + update = %.2f%% of the iteration\n",
-        l.mean, u.mean, w.mean, w.p50, w.p95,
-        w.mean > 0 ? 100 * (fwd_total + bwd_total + l.mean + u.mean) / w.mean : 0.0);
-    if (args.overhead) {
-      std::vector<double> on, off;
-      const auto& walls = prof.step_walls();
-      for (size_t k = static_cast<size_t>(args.warmup); k < walls.size(); ++k)
-        (walls[k] >= 0 ? on : off).push_back(std::abs(walls[k]) / 1e6);
-      const double a = stats_of(on).p50, b = stats_of(off).p50;
-      std::printf(
-          "overhead: median iteration %.3f ms recorded vs %.3f ms unrecorded (%+.2f%%), "
-          "%zu + %zu alternating iterations\n",
-          a, b, b > 0 ? 100 * (a / b - 1) : 0.0, on.size(), off.size());
-    }
+    const LayerTable table = print_layer_table(args, cfg, *model, prof, names);
+    if (args.overhead) print_overhead(prof, args.warmup);
     if (args.ceilings) {
       std::fflush(stdout);
       const Ceilings ceilings = measure_ceilings(model->kernels());
-      print_efficiency(passes, ceilings, w.mean / 1e3, stdout);
+      print_efficiency(table.passes, ceilings, table.wall.mean / 1e3, stdout);
       if (!args.csv.empty()) {
-        write_efficiency_csv(passes, ceilings, args.csv);
+        write_efficiency_csv(table.passes, ceilings, args.csv);
         std::printf(
             "efficiency rows written to %s (plot: /usr/bin/python3 "
             "profiling/plot_roofline.py %s)\n",
