@@ -87,7 +87,10 @@ int main(int argc, char** argv) {
   CLI::App* calib_cmd = app.add_subcommand(
       "calibrate",
       "Measure the network of an allocation (point to point per host pair, allreduce per "
-      "algorithm, RMA, reduction) and flag slow hosts (run under mpirun/srun)");
+      "algorithm, RMA, reduction), each rank's GEMM peak and memory bandwidth, and flag slow "
+      "hosts (run under mpirun/srun)");
+  calib_cmd->add_flag("!--no-compute", calib.compute,
+                      "Skip measuring each rank's GEMM peak and memory bandwidth");
   calib_cmd->add_option("--out", calib.out,
                         "Where to write the measurements (default network.json)");
   calib_cmd->add_option("--max-bytes", calib.options.max_bytes, "Largest message (default 64 MiB)")
@@ -129,6 +132,10 @@ int main(int argc, char** argv) {
   CLI::App* summary = trace->add_subcommand(
       "summary", "Per-layer forward/backward table and per-step accounting of RUN_DIR");
   summary->add_option("run_dir", run_dir, "Run directory (outputs/<run>)")->required();
+  std::string summary_network;
+  summary->add_option("--network", summary_network,
+                      "network.json of hpdl calibrate: each pass's efficiency against its "
+                      "measured GEMM peak and memory bandwidth");
   std::string compare_a, compare_b;
   CLI::App* compare = app.add_subcommand(
       "compare", "Two profiled runs' per-layer forward/backward times side by side (B / A, noise)");
@@ -146,7 +153,7 @@ int main(int argc, char** argv) {
   if (*mnist) return hpdl::cmd_convert_mnist(images, labels, out, classes);
   if (*har) return hpdl::cmd_convert_uci_har(dir, out);
   if (*time_cmd) return hpdl::cmd_time(time);
-  if (*summary) return hpdl::cmd_trace_summary(run_dir);
+  if (*summary) return hpdl::cmd_trace_summary(run_dir, summary_network);
   if (*compare) return hpdl::cmd_compare(compare_a, compare_b);
   if (*check_cmd) return hpdl::cmd_check(check_config, check_sets, check_ranks);
   if (*eval_cmd) return hpdl::cmd_eval(eval, &argc, &argv);

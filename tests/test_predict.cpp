@@ -187,6 +187,8 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   c.rma = {{"get", 1, 0, {{4096, 5e-4, 4}}, {5e-4, 1e7}}};
   c.reduce_Bps = {2e9, 3e9, 4e9};
   c.cpu_share = {0.5, 0.5, 0.25};
+  c.gemm_flops_per_s = {1e11, 1e11, 5e10};
+  c.memory_Bps = {2e10, 2e10, 1e10};
   c.flags = {"slow pair"};
   c.seconds = 1.5;
   const nlohmann::json j = c.to_json();
@@ -205,6 +207,15 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
   bad = j;
   bad.erase("reduce_Bps_per_core");
+  EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
+  // Compute ceilings: optional (older files), but when there, positive and one per rank.
+  bad = j;
+  bad.erase("compute_per_rank");
+  EXPECT_TRUE(Calibration::from_json(bad, "net.json").gemm_flops_per_s.empty());
+  bad = j;
+  bad["compute_per_rank"]["memory_Bps"] = {2e10, 0.0, 1e10};
+  EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
+  bad["compute_per_rank"]["memory_Bps"] = {2e10};
   EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
 }
 

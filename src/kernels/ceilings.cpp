@@ -35,14 +35,14 @@ double best_seconds(Device& device, double seconds, Run run) {
 
 // Floats per array of the bandwidth test: twice the last-level cache (reported by the C
 // library; 32 MiB assumed when it says nothing), at least 64 MiB, at most 1 GiB and an
-// eighth of the memory.
-int64_t stream_floats() {
+// eighth of the memory shared by `sharing` processes.
+int64_t stream_floats(int sharing) {
   long cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (cache <= 0) cache = sysconf(_SC_LEVEL2_CACHE_SIZE);
   if (cache <= 0) cache = 32L << 20;
   const double memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
   double bytes = std::clamp(2.0 * double(cache), 64.0 * (1 << 20), 1024.0 * (1 << 20));
-  if (memory > 0) bytes = std::min(bytes, memory / 8);
+  if (memory > 0) bytes = std::min(bytes, memory / (8.0 * std::max(sharing, 1)));
   return static_cast<int64_t>(bytes / 4);
 }
 
@@ -52,7 +52,7 @@ double Ceilings::attainable(double intensity) const {
   return std::min(gemm_flops_per_s, intensity * memory_Bps);
 }
 
-Ceilings measure_ceilings(KernelFactory& k, double seconds) {
+Ceilings measure_ceilings(KernelFactory& k, double seconds, int sharing) {
   Ceilings c;
   Device& dev = k.device();
   {
@@ -66,7 +66,7 @@ Ceilings measure_ceilings(KernelFactory& k, double seconds) {
     c.gemm_flops_per_s = 2.0 * double(n) * double(n) * double(n) / t;
   }
   {
-    const int64_t n = stream_floats();
+    const int64_t n = stream_floats(sharing);
     Buffer x(n, dev), y(n, dev);
     k.ops().fill(n, 1, x.data()), k.ops().fill(n, 0, y.data());
     const double t =

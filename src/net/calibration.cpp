@@ -197,6 +197,15 @@ std::string Calibration::table() const {
                   *lo, *hi, *clo, *chi);
     out += line;
   }
+  if (!gemm_flops_per_s.empty()) {
+    const auto [glo, ghi] = std::minmax_element(gemm_flops_per_s.begin(), gemm_flops_per_s.end());
+    const auto [mlo, mhi] = std::minmax_element(memory_Bps.begin(), memory_Bps.end());
+    std::snprintf(line, sizeof line,
+                  "compute while every rank computes: GEMM %.1f .. %.1f GFLOP/s, memory %.1f .. "
+                  "%.1f GB/s per rank\n",
+                  *glo / 1e9, *ghi / 1e9, *mlo / 1e9, *mhi / 1e9);
+    out += line;
+  }
   out += flags.empty() ? "\nno slow host or pair\n" : "\n";
   for (const auto& f : flags) out += "WARNING: " + f + "\n";
   return out;

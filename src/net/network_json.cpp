@@ -69,6 +69,8 @@ nlohmann::json Calibration::to_json() const {
                         {"samples", samples_json(r.samples)}});
   j["reduce_Bps_per_core"] = reduce_Bps;
   j["cpu_share_per_rank"] = cpu_share;
+  if (!gemm_flops_per_s.empty())
+    j["compute_per_rank"] = {{"gemm_flops_per_s", gemm_flops_per_s}, {"memory_Bps", memory_Bps}};
   j["cores_per_host"] = host_cores();  // derived: for readers of the file
   j["flags"] = flags;
   return j;
@@ -108,6 +110,18 @@ Calibration Calibration::from_json(const nlohmann::json& j, const std::string& w
                        samples_from(r.at("samples")), fit_from(r)});
     c.reduce_Bps = j.at("reduce_Bps_per_core").get<std::vector<double>>();
     c.cpu_share = j.value("cpu_share_per_rank", std::vector<double>{});
+    if (j.contains("compute_per_rank")) {
+      const auto& k = j.at("compute_per_rank");
+      c.gemm_flops_per_s = k.at("gemm_flops_per_s").get<std::vector<double>>();
+      c.memory_Bps = k.at("memory_Bps").get<std::vector<double>>();
+      bool usable = c.gemm_flops_per_s.size() == c.memory_Bps.size();
+      for (size_t r = 0; usable && r < c.memory_Bps.size(); ++r)
+        usable = c.gemm_flops_per_s[r] > 0 && c.memory_Bps[r] > 0;
+      if (!usable)
+        throw Error(where +
+                    ": compute_per_rank holds a rate that is not positive, or the two "
+                    "lists differ in length");
+    }
     c.flags = j.value("flags", std::vector<std::string>{});
   } catch (const nlohmann::json::exception& e) {
     throw Error(where + ": a field is missing or of the wrong type (" + e.what() + ")");

@@ -1,17 +1,39 @@
-// `hpdl calibrate [--out network.json] [--max-bytes B] [--budget-s S] [--strict]`: measures
-// the network of an allocation (net/calibration.hpp), writes network.json and prints a
+// `hpdl calibrate [--out network.json] [--max-bytes B] [--budget-s S] [--strict]
+// [--no-compute]`: measures the network of an allocation (net/calibration.hpp) and each
+// rank's compute ceilings (GEMM peak, memory bandwidth), writes network.json and prints a
 // table on rank 0. Also the smoke test before a long job: it touches every host and every
 // host pair, and flags a pair or host far slower than the others (--strict: exit 3 then).
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/kernels/ceilings.hpp"
 #include "hpdl/net/calibration.hpp"
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/mpi_command.hpp"
 
 namespace hpdl {
+namespace {
+
+// The ceilings (kernels/ceilings.hpp) of every rank at once, through the CPU backend on the
+// rank's OpenMP threads, as training would share the node: each rank fills its own entries
+// and a sum gives every rank (rank 0 writes them) the whole lists.
+void measure_compute(const Comm& comm, Calibration& c) {
+  const int n = comm.size(), on_node = static_cast<int>(comm.allreduce_max(comm.node_rank() + 1));
+  auto kernels = make_kernel_factory("onednn");
+  comm.barrier();
+  const Ceilings mine = measure_ceilings(*kernels, 0.3, on_node);
+  std::vector<double> all(2 * static_cast<size_t>(n), 0.0);
+  all[static_cast<size_t>(comm.rank())] = mine.gemm_flops_per_s;
+  all[static_cast<size_t>(n + comm.rank())] = mine.memory_Bps;
+  comm.allreduce_sum(all.data(), 2 * int64_t(n));
+  c.gemm_flops_per_s.assign(all.begin(), all.begin() + n);
+  c.memory_Bps.assign(all.begin() + n, all.end());
+}
+
+}  // namespace
 
 int cmd_calibrate(const CalibrateArgs& args, int* argc, char*** argv) {
   // coll_tuned reads the forced allreduce algorithm only with dynamic rules on, which must
@@ -29,7 +51,8 @@ int cmd_calibrate(const CalibrateArgs& args, int* argc, char*** argv) {
                   comm.size(), static_cast<long long>(args.options.max_bytes),
                   args.options.budget_s);
     std::fflush(stdout);
-    const Calibration c = calibrate(comm, args.options, watchdog);
+    Calibration c = calibrate(comm, args.options, watchdog);
+    if (args.compute) measure_compute(comm, c);
     comm.bound_waits_by(nullptr);
     if (comm.rank() != 0) return 0;
     write_file_atomically(args.out, c.to_json().dump(1) + "\n");

@@ -1,15 +1,39 @@
-// `hpdl trace summary RUN_DIR`: the per-layer table (layers.csv) and the per-step
-// accounting (steps.csv) of a profiled run, as text.
+// `hpdl trace summary RUN_DIR [--network network.json]`: the per-layer table (layers.csv)
+// and the per-step accounting (steps.csv) of a profiled run, as text; with a calibration
+// holding compute ceilings (`hpdl calibrate`), each pass's efficiency against their median
+// over the calibrated ranks (run/efficiency_table.hpp).
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
+#include "hpdl/core/error.hpp"
+#include "hpdl/net/calibration.hpp"
 #include "hpdl/profile/trace_csv.hpp"
+#include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
+#include "hpdl/run/efficiency_table.hpp"
 
 namespace hpdl {
 
-int cmd_trace_summary(const std::string& dir) {
+namespace {
+
+// The median over the calibrated ranks of each compute ceiling in network.json at `path`.
+Ceilings calibrated_ceilings(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot be read");
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw Error(path + ": not valid JSON");
+  const Calibration c = Calibration::from_json(j, path);
+  if (c.gemm_flops_per_s.empty())
+    throw Error(path + " holds no compute ceilings (calibrate again without --no-compute)");
+  return {stats_of(c.gemm_flops_per_s).p50, stats_of(c.memory_Bps).p50};
+}
+
+}  // namespace
+
+int cmd_trace_summary(const std::string& dir, const std::string& network) {
   try {
     const CsvTable layers(dir + "/layers.csv", kNotProfiledHint);
     const CsvTable steps(dir + "/steps.csv", kNotProfiledHint);
@@ -26,6 +50,7 @@ int cmd_trace_summary(const std::string& dir) {
                   layers.number(r, "backward_p95_us"), f > 0 ? b / f : 0.0);
     }
     std::printf("%-16s %11.1f %19s %12.1f\n", "sum", f_sum, "", b_sum);
+    const bool work = layers.has("forward_gflop");
     double wall = 0, attributed = 0, worst = 1;
     std::vector<double> parts(kStepParts.size(), 0.0);
     for (size_t r = 0; r < steps.rows(); ++r) {
@@ -41,6 +66,18 @@ int cmd_trace_summary(const std::string& dir) {
     for (size_t k = 0; k < parts.size(); ++k)
       std::printf(" %s %.1f us", kStepParts[k].c_str(), parts[k] / n);
     std::printf(", unattributed %.1f us\n", (wall - attributed) / n);
+    if (!network.empty()) {
+      HPDL_REQUIRE(work, dir + "/layers.csv has no work columns (profiled before they were)");
+      std::vector<PassTiming> passes;
+      for (size_t r = 0; r < layers.rows(); ++r)
+        for (const std::string pass : {"forward", "backward"})
+          passes.push_back(
+              {layers.text(r, "layer"),
+               pass,
+               layers.number(r, pass + "_mean_us") / 1e6,
+               {layers.number(r, pass + "_gflop") * 1e9, layers.number(r, pass + "_mb") * 1e6}});
+      print_efficiency(passes, calibrated_ceilings(network), wall / n / 1e6, stdout);
+    }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hpdl: error: %s\n", e.what());

@@ -17,6 +17,17 @@ $mpirun -np 1 "$hpdl" train "$fx/tiny.toml" "${run[@]}" "${prof[@]}" --set run.n
 grep -q "^ *64 " "$out/predict.txt" && grep -q "bottleneck" "$out/predict.txt"
 for f in prediction.csv prediction.svg predicted_trace.json; do [ -s "$out/profiled/predict/$f" ]; done
 echo "predicted 1, 2, 4, 64 ranks"
+# The calibration holds both ranks' compute ceilings; trace summary measures the profiled
+# run's passes against them (and refuses a calibration made with --no-compute).
+/usr/bin/python3 -c "
+import json; k = json.load(open('$out/net.json'))['compute_per_rank']
+assert len(k['gemm_flops_per_s']) == 2 and min(k['gemm_flops_per_s']) > 1e8 and min(k['memory_Bps']) > 1e8, k"
+"$hpdl" trace summary "$out/profiled" --network "$out/net.json" >"$out/summary.txt"
+grep -Eq "^dense1 +forward .* (compute|memory) " "$out/summary.txt"
+grep -q "^iteration: .* GFLOP/s" "$out/summary.txt"
+$mpirun -np 2 "$hpdl" calibrate --out "$out/net_nc.json" --max-bytes 64 --budget-s 0.05 --no-compute >/dev/null
+$expect "net_nc.json holds no compute ceilings" "$hpdl" trace summary "$out/profiled" --network "$out/net_nc.json"
+echo "trace summary against the calibrated ceilings"
 # A cluster calibrated with 0.25 core per host: the prediction uses it (a rank computes 4x
 # longer than the full-core profile), unless --cores-per-host says otherwise.
 /usr/bin/python3 -c "import json; j = json.load(open('$out/net.json')); j['cpu_share_per_rank'] = [0.25 / j['ranks']] * j['ranks']; json.dump(j, open('$out/budget.json', 'w'))"

@@ -15,7 +15,9 @@ struct Ceilings {
   double attainable(double intensity) const;
 };
 
-// Spends about `seconds` on each ceiling (at least two calls each).
-Ceilings measure_ceilings(KernelFactory& k, double seconds = 0.4);
+// Spends about `seconds` on each ceiling (at least two calls each). The bandwidth test's
+// arrays: twice the last-level cache, at least 64 MiB, at most 1 GiB and an eighth of the
+// memory divided by `sharing` (the processes measuring at once on this machine).
+Ceilings measure_ceilings(KernelFactory& k, double seconds = 0.4, int sharing = 1);
 
 }  // namespace hpdl

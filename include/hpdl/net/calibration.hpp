@@ -79,6 +79,10 @@ struct Calibration {
   std::vector<double> reduce_Bps;  // per rank, one core summing floats
   // Per rank: CPU seconds per second while every rank computes (1 = a whole core).
   std::vector<double> cpu_share;
+  // Per rank, measured with every rank at once through the CPU backend (`hpdl calibrate`
+  // without --no-compute; empty otherwise and in older files): the GEMM peak (FLOP/s) and
+  // the memory bandwidth (bytes/s), the ceilings of kernels/ceilings.hpp.
+  std::vector<double> gemm_flops_per_s, memory_Bps;
   // Per host (hosts.hosts order): the cores its ranks got together.
   std::vector<double> host_cores() const;
   std::vector<std::string> flags;  // slow pairs and hosts, in words

@@ -43,6 +43,7 @@ struct CalibrateArgs {
   CalibrateOptions options;
   double watchdog_s = 120;  // bound on every wait for another rank
   bool strict = false;      // exit 3 when a slow pair or host is flagged
+  bool compute = true;      // measure each rank's GEMM peak and memory bandwidth
 };
 
 struct PredictArgs {
@@ -63,7 +64,8 @@ int cmd_convert_mnist(const std::string& images, const std::string& labels, cons
 int cmd_convert_uci_har(const std::string& dir, const std::string& out);
 // One process, no MPI: per-layer forward/backward times of a config's model.
 int cmd_time(const TimeArgs& args);
-int cmd_trace_summary(const std::string& run_dir);
+// network: a network.json with compute ceilings (empty: no efficiency table).
+int cmd_trace_summary(const std::string& run_dir, const std::string& network = "");
 // Two profiled runs' layers side by side, with ratios and a noise estimate.
 int cmd_compare(const std::string& a_dir, const std::string& b_dir);
 // No MPI: loads and checks a config, its model and data files, as train would.
