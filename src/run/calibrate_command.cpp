@@ -3,8 +3,11 @@
 // rank's compute ceilings (GEMM peak, memory bandwidth), writes network.json and prints a
 // table on rank 0. Also the smoke test before a long job: it touches every host and every
 // host pair, and flags a pair or host far slower than the others (--strict: exit 3 then).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "hpdl/core/atomic_file.hpp"
@@ -19,9 +22,17 @@ namespace {
 
 // The ceilings (kernels/ceilings.hpp) of every rank at once, through the CPU backend on the
 // rank's OpenMP threads, as training would share the node: each rank fills its own entries
-// and a sum gives every rank (rank 0 writes them) the whole lists.
+// and a sum gives every rank (rank 0 writes them) the whole lists. A rank that cannot read
+// the boot id counts as alone on its machine.
 void measure_compute(const Comm& comm, Calibration& c) {
-  const int n = comm.size(), on_node = static_cast<int>(comm.allreduce_max(comm.node_rank() + 1));
+  // The ranks on this machine share its memory for the bandwidth test: counted by the
+  // kernel's boot id, which emulated hosts (network namespaces) share with their machine.
+  std::string boot;
+  std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);
+  const std::vector<std::string> boots = comm.allgather(boot);
+  const int n = comm.size();
+  const int on_node =
+      boot.empty() ? 1 : static_cast<int>(std::count(boots.begin(), boots.end(), boot));
   auto kernels = make_kernel_factory("onednn");
   comm.barrier();
   const Ceilings mine = measure_ceilings(*kernels, 0.3, on_node);
