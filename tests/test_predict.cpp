@@ -128,8 +128,6 @@ TEST(Predict, ParameterServerServedProtocolByHand) {
   net.inter_latency_s = 1e-3, net.inter_bandwidth_Bps = 1e7;
   net.intra_latency_s = 1e-6, net.intra_bandwidth_Bps = 1e9;
   net.reduce_Bps = 1e9;
-  net.get_samples = {{1'000, 0.5}, {4'000'000, 9.0}};  // RMA curves: not used
-  net.acc_samples = {{1'000, 0.5}, {4'000'000, 9.0}};
   PredictOptions o;
   // 2 ranks = 1 worker: compute, a request word and a reply per pull and push, the deposit
   // and the pulled copy (0.401 s each), the server's apply and copy (8 MB at 1 GB/s).
@@ -200,8 +198,6 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   EXPECT_DOUBLE_EQ(n.cores_per_host, 1.0);  // hosts: 1.0 and 0.25; the upper median
   ASSERT_EQ(n.measured.size(), 1u);         // the polled iallreduce curve, as the trainer runs
   EXPECT_DOUBLE_EQ(n.measured[0].samples[0].second, 2e-4);
-  ASSERT_EQ(n.get_samples.size(), 1u);
-  EXPECT_TRUE(n.acc_samples.empty());
   nlohmann::json bad = j;
   bad["hosts"][1]["ranks"] = {7};
   EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);

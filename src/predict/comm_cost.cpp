@@ -1,4 +1,4 @@
-// Allreduce and RMA costs (see the header).
+// Allreduce costs (see the header).
 #include "hpdl/predict/comm_cost.hpp"
 
 #include <algorithm>
@@ -52,25 +52,6 @@ AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks,
   for (const auto& o : options)
     if (o.t < c.seconds) c = {o.t, o.rounds, o.name};
   return c;
-}
-
-// One RMA operation of `bytes`: log-log interpolation in the calibrated sizes (beyond the
-// largest, its last segment's time per byte), else the point-to-point fit.
-double rma_op_s(const std::vector<std::pair<int64_t, double>>& s, const NetworkModel& net,
-                double bytes) {
-  if (s.empty()) return net.inter_latency_s + bytes / net.inter_bandwidth_Bps;
-  if (bytes <= double(s.front().first)) return s.front().second;
-  for (size_t i = 0; i + 1 < s.size(); ++i) {
-    if (bytes > double(s[i + 1].first)) continue;
-    const double x0 = std::log(double(s[i].first)), x1 = std::log(double(s[i + 1].first));
-    const double t = (std::log(bytes) - x0) / (x1 - x0);
-    return std::exp(std::log(s[i].second) +
-                    t * (std::log(s[i + 1].second) - std::log(s[i].second)));
-  }
-  if (s.size() < 2) return s.back().second * bytes / double(s.back().first);
-  const auto& [b0, t0] = s[s.size() - 2];
-  const auto& [b1, t1] = s.back();
-  return t1 + std::max((t1 - t0) / double(b1 - b0), 0.0) * (bytes - double(b1));
 }
 
 }  // namespace hpdl

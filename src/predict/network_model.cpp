@@ -2,7 +2,6 @@
 #include "hpdl/predict/network_model.hpp"
 
 #include <fstream>
-#include <map>
 
 #include "hpdl/core/error.hpp"
 #include "stats.hpp"
@@ -53,12 +52,6 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
   if (n.intra_bandwidth_Bps <= 0)
     n.intra_latency_s = n.inter_latency_s, n.intra_bandwidth_Bps = n.inter_bandwidth_Bps;
   if (n.reduce_Bps <= 0) throw Error(path + ": no reduction rate (reduce_Bps_per_core)");
-  std::map<int64_t, std::vector<double>> get_at, acc_at;  // bytes -> seconds over pairs
-  for (const RmaCurve& r : c.rma)
-    for (const Sample& s : r.samples)
-      (r.op == "get" ? get_at : acc_at)[s.bytes].push_back(s.seconds);
-  for (auto& [bytes, secs] : get_at) n.get_samples.push_back({bytes, median(secs)});
-  for (auto& [bytes, secs] : acc_at) n.acc_samples.push_back({bytes, median(secs)});
   return n;
 }
 

@@ -1,10 +1,8 @@
 // The cost of communication in `hpdl predict`: one allreduce (measured curve, else the
-// cheapest analytic algorithm) and one RMA operation (calibrated sizes, else the link fit).
+// cheapest analytic algorithm). (The parameter server's transfers: ps_step.cpp.)
 #pragma once
 #include <cstdint>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "hpdl/predict/network_model.hpp"
 
@@ -16,11 +14,5 @@ struct AllreduceCost {
   std::string how;  // "measured" or the analytic algorithm
 };
 AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks, int ranks_per_host);
-
-// One RMA operation (lock, get or accumulate, unlock) of `bytes`: log-log interpolation in
-// the calibrated sizes `s` (beyond the largest, its last segment's time per byte), else the
-// inter-host point-to-point fit.
-double rma_op_s(const std::vector<std::pair<int64_t, double>>& s, const NetworkModel& net,
-                double bytes);
 
 }  // namespace hpdl

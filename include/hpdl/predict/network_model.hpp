@@ -24,10 +24,9 @@ struct NetworkModel {
     std::vector<std::pair<int64_t, double>> samples;  // bytes, seconds
   };
   std::vector<Curve> measured;  // algorithm "default"
-  // RMA operations as calibrated (lock, operation, unlock; the median over origin/target
-  // pairs per size): bytes, seconds. Empty when not calibrated: then the inter-host
-  // point-to-point fit stands in.
-  std::vector<std::pair<int64_t, double>> get_samples, acc_samples;
+  // (network.json's RMA curves are not used: under a CPU budget they were not stable from
+  // one calibration to the next; the parameter server's transfers take the point-to-point
+  // fit, ps_step.cpp.)
 };
 
 // From a calibration; error naming `where` when it holds no bandwidth or reduction rate.
