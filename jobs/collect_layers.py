@@ -13,6 +13,9 @@ import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collect_sweep import grid_lines, pyplot  # noqa: E402
+
 
 def collect(sweep, lines):
     rows = []
@@ -52,12 +55,8 @@ def write(sweep, rows):
     with open(os.path.join(sweep, "layers_sweep.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("collect: matplotlib not found: no layer_time.png", file=sys.stderr)
+    plt = pyplot("layer_time.png")
+    if not plt:
         return
     tasks = sorted({r["task"] for r in rows})
     layers = list(dict.fromkeys(r["layer"] for r in rows))
@@ -87,6 +86,4 @@ def main(sweep, lines):
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit("usage: collect_layers.py SWEEP_DIR GRID")
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from collect_sweep import grid_lines
     main(sys.argv[1], grid_lines(sys.argv[2]))

@@ -20,6 +20,19 @@ def grid_lines(path):
     return [l for l in lines if l]
 
 
+def pyplot(figure):
+    """matplotlib's pyplot without a display, or None (and a line saying `figure` is not
+    drawn) where matplotlib is not installed."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("collect: matplotlib not found: no %s" % figure, file=sys.stderr)
+        return None
+    return plt
+
+
 def hms(seconds):
     if seconds < 60:
         return "%.1f s" % seconds
@@ -77,13 +90,8 @@ def main():
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
 
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("collect: matplotlib not found: no accuracy_vs_time.png", file=sys.stderr)
-    else:
+    plt = pyplot("accuracy_vs_time.png")
+    if plt:
         fig, ax = plt.subplots(figsize=(8, 5))
         for label, t, acc in curves:
             ax.plot(t, acc, marker="o", markersize=3, label=label[-60:])

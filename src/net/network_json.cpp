@@ -1,6 +1,7 @@
 // network.json (format hpdl-network-1): Calibration to JSON and back, the one place that
 // names its fields.
 #include <algorithm>
+#include <fstream>
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/net/calibration.hpp"
@@ -129,6 +130,18 @@ Calibration Calibration::from_json(const nlohmann::json& j, const std::string& w
     throw Error(where + ": a host lists a rank beyond \"ranks\"");
   }
   return c;
+}
+
+Calibration read_calibration(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot be read");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw Error(path + ": not valid JSON (" + e.what() + ")");
+  }
+  return Calibration::from_json(j, path);
 }
 
 }  // namespace hpdl

@@ -1,8 +1,6 @@
 // The network model of `hpdl predict` from a calibration (see the header).
 #include "hpdl/predict/network_model.hpp"
 
-#include <fstream>
-
 #include "hpdl/core/error.hpp"
 #include "stats.hpp"
 
@@ -11,15 +9,7 @@ namespace hpdl {
 using predict_stats::median;
 
 NetworkModel read_network(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot be read");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    throw Error(path + ": not valid JSON (" + e.what() + ")");
-  }
-  return network_model(Calibration::from_json(j, path), path);
+  return network_model(read_calibration(path), path);
 }
 
 NetworkModel network_model(const Calibration& c, const std::string& path) {

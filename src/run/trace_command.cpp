@@ -4,8 +4,6 @@
 // over the calibrated ranks (run/efficiency_table.hpp).
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "hpdl/core/error.hpp"
@@ -21,11 +19,7 @@ namespace {
 
 // The median over the calibrated ranks of each compute ceiling in network.json at `path`.
 Ceilings calibrated_ceilings(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot be read");
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw Error(path + ": not valid JSON");
-  const Calibration c = Calibration::from_json(j, path);
+  const Calibration c = read_calibration(path);
   if (c.gemm_flops_per_s.empty())
     throw Error(path + " holds no compute ceilings (calibrate again without --no-compute)");
   return {stats_of(c.gemm_flops_per_s).p50, stats_of(c.memory_Bps).p50};

@@ -27,6 +27,11 @@ grep -Eq "^dense1 +forward .* (compute|memory) " "$out/summary.txt"
 grep -q "^iteration: .* GFLOP/s" "$out/summary.txt"
 $mpirun -np 2 "$hpdl" calibrate --out "$out/net_nc.json" --max-bytes 64 --budget-s 0.05 --no-compute >/dev/null
 $expect "net_nc.json holds no compute ceilings" "$hpdl" trace summary "$out/profiled" --network "$out/net_nc.json"
+$expect "nope.json: cannot be read" "$hpdl" trace summary "$out/profiled" --network "$out/nope.json"
+# A run profiled before the work columns existed: its layers.csv without them is named.
+mkdir -p "$out/old" && cp "$out/profiled/steps.csv" "$out/old/"
+cut -d, -f1-10 "$out/profiled/layers.csv" >"$out/old/layers.csv"
+$expect "old/layers.csv has no work columns" "$hpdl" trace summary "$out/old" --network "$out/net.json"
 echo "trace summary against the calibrated ceilings"
 # A cluster calibrated with 0.25 core per host: the prediction uses it (a rank computes 4x
 # longer than the full-core profile), unless --cores-per-host says otherwise.

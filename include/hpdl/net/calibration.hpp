@@ -96,6 +96,10 @@ struct Calibration {
   static Calibration from_json(const nlohmann::json& j, const std::string& where);
 };
 
+// network.json at `path`, read and checked (from_json): Error naming the file when it cannot
+// be read, is not JSON, or a field is at fault.
+Calibration read_calibration(const std::string& path);
+
 // Collective over comm; every wait is bounded by the watchdog. Rank 0's result is complete.
 Calibration calibrate(const Comm& comm, const CalibrateOptions& opts, Watchdog& watchdog);
 
