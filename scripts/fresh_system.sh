@@ -25,7 +25,8 @@ if [ $# -ne 1 ]; then
   exit 2
 fi
 command=$1
-say() { echo "fresh_system: $*" >&2; }
+source scripts/debian_root.sh
+say() { root_say "$@"; }
 [ "$(id -u)" -eq 0 ] || { say "must run as root (debootstrap, chroot, mounts)"; exit 2; }
 [ -d ../shared ] || { say "../shared is missing beside $src"; exit 2; }
 git rev-parse --verify -q HEAD >/dev/null || { say "$src is not a git checkout with a commit"; exit 2; }
@@ -37,68 +38,16 @@ mkdir -p "$cache/debs/partial" "$cache/runs"
 exec 9>"$cache/lock"
 flock -n 9 || { say "another fresh_system.sh run is using $cache (set HPDL_FRESH_CACHE to use another)"; exit 2; }
 
-# --- the machine's own Debian mirrors (deb822 .sources or one-line sources.list) -------
-# Prints the first URI serving SUITE.
-mirror_for() {
-  local want=$1 f
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    awk -v want="$want" '
-      function flush() { if (uri != "" && types ~ /(^| )deb( |$)/ && (" " suites " ") ~ (" " want " ")) { print uri; found = 1; exit } }
-      /^[[:space:]]*$/ { flush(); uri = ""; suites = ""; types = ""; next }
-      /^URIs:/ { uri = $2 } /^Suites:/ { $1 = ""; suites = $0 } /^Types:/ { $1 = ""; types = $0 }
-      END { if (!found) flush() }' "$f"
-  done
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -f "$f" ] || continue
-    sed -E 's/\[[^]]*\]//' "$f" | awk -v want="$want" '$1 == "deb" && $3 == want { print $2 }'
-  done
-}
-mirror=$(mirror_for "$suite" | head -n 1)
-security=$(mirror_for "$suite-security" | head -n 1)
-[ -n "$mirror" ] || { say "no Debian mirror for '$suite' in this machine's apt sources"; exit 2; }
-
-if ! command -v debootstrap >/dev/null; then
-  say "installing debootstrap"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
-fi
-
 # --- the cached base ----------------------------------------------------------------------
 base=$cache/base-$suite-minbase.tar
-if [ ! -f "$base" ]; then
-  say "bootstrapping a minimal Debian $suite from $mirror (cached in $base)"
-  tmp=$(mktemp -d "$cache/bootstrap.XXXXXX")
-  if ! debootstrap --variant=minbase "$suite" "$tmp/root" "$mirror" >"$tmp/log" 2>&1; then
-    tail -20 "$tmp/log" >&2
-    rm -rf "$tmp"
-    say "debootstrap failed"
-    exit 1
-  fi
-  tar -C "$tmp/root" -cf "$tmp/base.tar" .
-  mv "$tmp/base.tar" "$base"
-  rm -rf "$tmp"
-fi
+root_bootstrap "$base" amd64 "$cache/bootstrap.log" || exit 1
 
 # --- cleanup of a run folder: processes inside, mounts, files ----------------------------
 # A run folder holds root/ and owner (the PID of the fresh_system.sh that made it).
 cleanup_run() {
-  local run=$1 root=$1/root p sig m
-  for sig in TERM KILL; do
-    for p in /proc/[0-9]*; do
-      [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -"$sig" "${p#/proc/}" 2>/dev/null
-    done
-    sleep 1
-  done
-  # Innermost mounts first.
-  for m in $(awk -v r="$root" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/mounts | sort -r); do
-    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || say "cannot unmount $m"
-  done
-  if awk -v r="$root" '$2 == r || index($2, r "/") == 1 { found = 1 } END { exit !found }' /proc/mounts; then
-    say "mounts remain under $root; not removing it"
-    return 1
-  fi
-  rm -rf "$run"
+  root_kill "$1/root"
+  root_unmount "$1/root" || { say "not removing $1"; return 1; }
+  rm -rf "$1"
 }
 # Runs whose fresh_system.sh is gone (killed with SIGKILL) are cleaned now.
 for old in "$cache"/runs/*/; do
@@ -118,9 +67,7 @@ finish() {
   if [ "$keep" = 1 ]; then
     echo kept >"$run/owner"
     say "kept $root (mounts removed; processes started inside may still run; rm -rf $run when done)"
-    for m in $(awk -v r="$root" 'index($2, r "/") == 1 { print $2 }' /proc/mounts | sort -r); do
-      umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-    done
+    root_unmount "$root" || true
   else
     cleanup_run "$run" || true
   fi
@@ -139,17 +86,7 @@ chmod 0755 "$root"
 
 # What a freshly installed machine has: its apt sources (this machine's mirror, with
 # updates and security), its network settings, its host name. Nothing is installed.
-{
-  echo "deb $mirror $suite main"
-  echo "deb $mirror $suite-updates main"
-  [ -z "$security" ] || echo "deb $security $suite-security main"
-} >"$root/etc/apt/sources.list"
-# Only the network-access settings of this machine's apt (proxy, archive date checks).
-grep -h -E '^[[:space:]]*Acquire::(https?::Proxy|Check-Valid-Until|Check-Date|Languages)' \
-  /etc/apt/apt.conf.d/* >"$root/etc/apt/apt.conf.d/00fresh-system-network" 2>/dev/null || true
-cp -L /etc/resolv.conf "$root/etc/resolv.conf"
-cp /etc/hosts "$root/etc/hosts"
-hostname >"$root/etc/hostname"
+root_apt_sources "$root"
 
 # The project (a clean archive of HEAD) and ../shared, side by side as in a checkout.
 mkdir -p "$root/work/hpdl"
@@ -160,16 +97,7 @@ cp -a ../shared "$root/work/shared"
 # slave in its own mount namespace and fails on a plain directory).
 mount --bind "$root" "$root"
 # Downloaded packages persist between runs; the kernel's file systems are bound in.
-mkdir -p "$root/var/cache/apt/archives"
-mount --bind "$cache/debs" "$root/var/cache/apt/archives"
-mount --bind /proc "$root/proc"
-# /sys with its submounts: a real machine has its cgroup file systems under /sys/fs/cgroup
-# (slurmd refuses to start without them). rslave: nothing done inside propagates out.
-mount --rbind /sys "$root/sys"
-mount --make-rslave "$root/sys"
-mount --bind /dev "$root/dev"
-mount --bind /dev/pts "$root/dev/pts"
-if mountpoint -q /dev/shm; then mount --bind /dev/shm "$root/dev/shm"; fi
+root_mount_system "$root" "$cache/debs"
 # NVIDIA's CUDA toolkit is not a Debian package: where this machine has one (this one and
 # CI do, without a GPU), the new root gets it read-only at the same path, as a cluster's
 # CUDA module would provide it, so the CUDA backend is built and its host tests run there.

@@ -11,9 +11,12 @@
 # (cgroup v1 cpu.cfs_quota_us over a short cpu.cfs_period_us, or v2 cpu.max) holding every
 # process started in that host, so 8 hosts x 0.25 core are 8 slow machines whose sum is
 # 2 cores, and N hosts have N times the compute of one.
+# With --arm64 the hosts are emulated Raspberry Pis: every process started in a host runs in
+# the arm64 Debian root of scripts/arm64_system.sh (under qemu-user, a Cortex-A72), where
+# this checkout and /tmp are at their own paths, so a cross-built build-arm64/hpdl runs there.
 #
 #   scripts/netns_cluster.sh up N [--rate 100mbit] [--slots S] [--cpus-per-host C] [--period-us P]
-#                                                                start (replaces a running one)
+#                                 [--arm64]                      start (replaces a running one)
 #   scripts/netns_cluster.sh mpirun [MPIRUN ARGS...]             mpirun across all hosts
 #   scripts/netns_cluster.sh exec I CMD...                       CMD inside host I
 #   scripts/netns_cluster.sh status                              hosts, rates, bytes, CPU budgets
@@ -74,14 +77,15 @@ down() {
 
 up() {
   local n=$1; shift
-  local rate=100mbit slots=1 cpus="" period=10000
+  local rate=100mbit slots=1 cpus="" period=10000 arm64_root=""
   while [ $# -gt 0 ]; do
     case $1 in
+      --arm64) arm64_root=$(bash "$(dirname "$0")/arm64_system.sh" --root) || die "no arm64 root"; shift ;;
       --rate) rate=$2; shift 2 ;;
       --slots) slots=$2; shift 2 ;;
       --cpus-per-host) cpus=$2; shift 2 ;;
       --period-us) period=$2; shift 2 ;;
-      *) die "unknown option '$1' (up N [--rate R] [--slots S] [--cpus-per-host C] [--period-us P])" ;;
+      *) die "unknown option '$1' (up N [--rate R] [--slots S] [--cpus-per-host C] [--period-us P] [--arm64])" ;;
     esac
   done
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 64 ] || die "N must be 1..64, got '$n'"
@@ -120,8 +124,8 @@ up() {
   mkdir -p "$state"
   : >"$state/hostfile"
   for i in $(seq 1 "$n"); do echo "$(host_addr "$i") slots=$slots" >>"$state/hostfile"; done
-  printf 'hosts=%s\nrate=%s\nslots=%s\ncpus=%s\nperiod=%s\ncgroups=%s\n' "$n" "$rate" "$slots" "$cpus" "$period" \
-    "$([ -n "$cpus" ] && cg_root)" >"$state/settings"
+  printf 'hosts=%s\nrate=%s\nslots=%s\ncpus=%s\nperiod=%s\ncgroups=%s\narm64_root=%s\n' "$n" "$rate" "$slots" \
+    "$cpus" "$period" "$([ -n "$cpus" ] && cg_root)" "$arm64_root" >"$state/settings"
   # OpenMPI's rsh agent: called as AGENT [options] HOST COMMAND...; runs COMMAND in HOST's
   # namespace with HOST's own host name (hpdl-hI; the file system and environment are
   # shared, as on a cluster with NFS).
@@ -168,10 +172,17 @@ in_host() {
   # rather than spin through a whole scheduler tick while the rank it waits for needs it.
   export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
   # shellcheck disable=SC1091
-  local cgroups=""; [ -f "$state/settings" ] && . "$state/settings"
+  local cgroups="" arm64_root=""; [ -f "$state/settings" ] && . "$state/settings"
   if [ -n "$cgroups" ]; then echo $$ >"$cgroups/hpdl-h$i/cgroup.procs"; fi
+  # An arm64 host: CMD runs in the arm64 root, in this directory (the agent that mpirun
+  # calls there enters the other hosts from inside it).
+  local enter=()
+  if [ -n "$arm64_root" ]; then
+    export QEMU_CPU=${HPDL_ARM64_CPU:-cortex-a72}
+    enter=(chroot "$arm64_root" /bin/sh -c 'cd "$0" && exec "$@"' "$PWD")
+  fi
   exec nsenter --net="/run/netns/$(host_ns "$i")" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' \
-    "$(host_ns "$i")" "$@"
+    "$(host_ns "$i")" "${enter[@]}" "$@"
 }
 
 require_up() { [ -f "$state/settings" ] || die "no cluster is up (scripts/netns_cluster.sh up N)"; }

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
 # One-time set-up on Debian 12 as root, safe to repeat: installs the Debian packages hpdl
 # needs (skipped when present), configures and builds into build/, and converts
-# Fashion-MNIST (Debian's dataset-fashion-mnist) to HDF5 under data/.
+# Fashion-MNIST (Debian's dataset-fashion-mnist) to HDF5 under data/. The same on x86-64
+# and arm64 (Raspberry Pi OS 64-bit).
+#   --packages-only   install the packages and stop (scripts/arm64_system.sh's root)
+#   --list-packages   print the package list and stop
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=${1:-all}
+case $mode in
+  all | --packages-only | --list-packages) ;;
+  *) echo "setup: unknown option '$mode' (--packages-only, --list-packages)" >&2; exit 2 ;;
+esac
 
 packages=(build-essential cmake git pkg-config xz-utils procps
   openmpi-bin libopenmpi-dev libdnnl-dev ocl-icd-opencl-dev libhdf5-dev zlib1g-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   dataset-fashion-mnist python3 python3-matplotlib python3-h5py
   slurm-wlm munge lmod clang clang-format libclang-rt-14-dev iproute2)
+if [ "$mode" = --list-packages ]; then echo "${packages[*]}"; exit 0; fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,6 +29,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+[ "$mode" != --packages-only ] || exit 0
 
 # A failed configure or compile stops here with the tool's own error lines; the full log
 # stays in build/. (No stale binary is ever tested: the build must succeed.)

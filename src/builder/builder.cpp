@@ -44,9 +44,9 @@ std::vector<std::unique_ptr<Layer>> residual_lstm(const std::string& name, int64
   };
   std::vector<std::pair<std::string, Chain>> sum;
   for (int64_t k = 0; k < groups; ++k) {
-    sum.emplace_back("g" + std::to_string(k), bidirectional
-                                                  ? bidirectional_group()
-                                                  : cell_group(hidden, forget_bias, false));
+    sum.emplace_back(
+        std::string("g").append(std::to_string(k)),
+        bidirectional ? bidirectional_group() : cell_group(hidden, forget_bias, false));
   }
   std::vector<std::unique_ptr<Layer>> out;
   out.push_back(std::make_unique<Branches>(std::move(sum), Branches::Combine::kSum));

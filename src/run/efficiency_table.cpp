@@ -11,10 +11,7 @@ namespace hpdl {
 PassEfficiency efficiency_of(const PassTiming& t, const Ceilings& c) {
   PassEfficiency e;
   const PassWork& w = t.work;
-  if (w.flops <= 0 && w.bytes <= 0) {
-    e.bound = "-";
-    return e;
-  }
+  if (w.flops <= 0 && w.bytes <= 0) return e;
   const double attainable = c.attainable(w.intensity());
   e.bound = w.intensity() * c.memory_Bps >= c.gemm_flops_per_s ? "compute" : "memory";
   // The pass at its roofline: its FLOPs at the attainable rate, or (no FLOPs) its bytes at

@@ -26,7 +26,10 @@ std::vector<std::pair<std::string, std::string>> keyed_values(const std::string&
       const bool array = line.rfind("[[", 0) == 0;
       const size_t open = array ? 2 : 1;
       section = line.substr(open, line.find(']') - open);
-      if (array) section += "." + std::to_string(entries[section]++);
+      if (array) {
+        const int entry = entries[section]++;
+        section.append(".").append(std::to_string(entry));
+      }
       continue;
     }
     const size_t eq = line.find(" = ");

@@ -40,8 +40,11 @@ const std::vector<EpochField>& epoch_fields() {
 
 std::string epoch_csv_header() {
   std::string out;
-  for (const EpochField& f : epoch_fields())
-    if (f.in != EpochField::In::history_only) out += (out.empty() ? "" : ",") + std::string(f.name);
+  for (const EpochField& f : epoch_fields()) {
+    if (f.in == EpochField::In::history_only) continue;
+    if (!out.empty()) out += ',';
+    out += f.name;
+  }
   return out;
 }
 

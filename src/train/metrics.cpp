@@ -66,11 +66,11 @@ std::string ConfusionMatrix::table(const std::vector<std::string>& names) const 
 
 std::string ConfusionMatrix::csv(const std::vector<std::string>& names) const {
   std::string out = "true\\predicted";
-  for (int64_t k = 0; k < k_; ++k) out += "," + label(names, k);
+  for (int64_t k = 0; k < k_; ++k) out.append(",").append(label(names, k));
   out += "\n";
   for (int64_t t = 0; t < k_; ++t) {
     out += label(names, t);
-    for (int64_t p = 0; p < k_; ++p) out += "," + std::to_string(at(t, p));
+    for (int64_t p = 0; p < k_; ++p) out.append(",").append(std::to_string(at(t, p)));
     out += "\n";
   }
   return out;

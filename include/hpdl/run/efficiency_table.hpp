@@ -21,7 +21,7 @@ struct PassTiming {
 
 struct PassEfficiency {
   double gflops_per_s = 0, peak_share = 0, roofline_share = 0, lost_s = 0;
-  std::string bound;  // "compute", "memory", or "-" (no work counted)
+  std::string bound = "-";  // "compute", "memory", or "-" (no work counted)
 };
 PassEfficiency efficiency_of(const PassTiming& t, const Ceilings& c);
 

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A Raspberry-Pi cluster job on emulated Pis: 4 arm64 hosts (scripts/netns_cluster.sh
+# --arm64: network namespaces on 100 Mbit links, every process in the arm64 root under
+# qemu as a Cortex-A72), a real hostfile, jobs/pi_cluster.sh training LeNet on
+# Fashion-MNIST for a few steps, synchronous and Downpour (1 server + 3 workers). The same
+# two jobs on 4 x86-64 hosts must agree: the sync job's training loss within 0.1 % and its
+# test accuracy within 1 point (x86-64 and arm64 round differently: fused multiply-adds,
+# oneDNN's kernels); Downpour's arrival order is not fixed, so its loss within 10 %.
+# Bitwise equality across rank counts on arm64 itself is CTest's sync_equivalence_np1/2/4
+# run there (scripts/arm64_test.sh).
+# Usage: pi_cluster_arm64.sh SOURCE_DIR HPDL_X86 HPDL_ARM64 WORK_DIR (as root; WORK_DIR
+# inside the checkout or /tmp, which the arm64 root shares)
+set -eu
+src=$1 x86=$2 arm64=$3
+source "$(dirname "$0")/netns_lib.sh"
+netns_test_setup "$4"
+[ -f "$src/data/fashion-mnist-train.h5" ] || { echo "FAIL: $src/data/fashion-mnist-train.h5 is missing (scripts/setup.sh makes it)"; exit 1; }
+
+# The first 1000 test images (evaluation under emulation is slow), with the file's attributes.
+/usr/bin/python3 - "$src/data/fashion-mnist-test.h5" test1000.h5 <<'EOF'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as a, h5py.File(sys.argv[2], "w") as b:
+    for k, v in a.attrs.items(): b.attrs[k] = v
+    for name in ("x", "y"):
+        b.create_dataset(name, data=a[name][:1000])
+        for k, v in a[name].attrs.items(): b[name].attrs[k] = v
+EOF
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# One job: ARCH (x86 or arm64), MODE (sync or downpour), its hpdl binary.
+job() {
+  local arch=$1 mode=$2 hpdl=$3 t0=$SECONDS extra=()
+  [ "$mode" = sync ] || extra=(--set distributed.mode=downpour --set optimizer.name=sgd --set optimizer.lr=0.05)
+  HPDL=$hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 \
+  HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $HPDL_NETNS_STATE/agent --mca btl tcp,self,vader" \
+    $cluster exec 1 bash "$src/jobs/pi_cluster.sh" "$HPDL_NETNS_STATE/hostfile" \
+    "$src/inputs/lenet_fashion_mnist.toml" --set "run.output_dir=\"$work/$arch\"" --set "run.name=\"$mode\"" \
+    --set "data.train_file=\"$src/data/fashion-mnist-train.h5\"" --set "data.test_file=\"$work/test1000.h5\"" \
+    --set train.epochs=1 --set train.max_steps=6 "${extra[@]}" >"$arch-$mode.log" 2>&1 ||
+    { echo "FAIL: the $mode job on 4 $arch hosts"; tail -30 "$arch-$mode.log"; exit 1; }
+  grep -q "pi_cluster: 4 ranks on 4 nodes" "$arch-$mode.log"
+  grep -q '"status": "complete"' "$arch/$mode/manifest.json"
+  echo "$mode on 4 $arch hosts: $((SECONDS - t0)) s, $(grep -o 'final: .*' "$arch-$mode.log")"
+}
+# column NAME of the last row of a metrics.csv
+metric() { awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i; next } { v = $c } END { print v }' "$1"; }
+agree() {
+  local what=$1 a=$2 b=$3 tol=$4 kind=$5
+  awk -v a="$a" -v b="$b" -v t="$tol" -v k="$kind" 'BEGIN {
+    d = a - b; if (d < 0) d = -d; if (k == "rel") d /= (b < 0 ? -b : b); exit !(d <= t) }' ||
+    { echo "FAIL: $what: arm64 $a vs x86-64 $b (tolerance $tol, $kind)"; exit 1; }
+  echo "$what: arm64 $a, x86-64 $b (within $tol, $kind)"
+}
+
+$cluster up 4 --rate 100mbit --arm64
+# ELF machine 0xb7: AArch64.
+[ "$(od -An -tx1 -j18 -N2 "$arm64" | tr -d ' ')" = b700 ] || { echo "FAIL: $arm64 is not an arm64 program"; exit 1; }
+job arm64 sync "$arm64"
+job arm64 downpour "$arm64"
+$cluster up 4 --rate 100mbit
+job x86 sync "$x86"
+job x86 downpour "$x86"
+
+agree "sync training loss" "$(metric arm64/sync/metrics.csv train_loss)" "$(metric x86/sync/metrics.csv train_loss)" 0.001 rel
+agree "sync test accuracy" "$(metric arm64/sync/metrics.csv test_accuracy)" "$(metric x86/sync/metrics.csv test_accuracy)" 0.01 abs
+agree "downpour training loss" "$(metric arm64/downpour/metrics.csv train_loss)" "$(metric x86/downpour/metrics.csv train_loss)" 0.1 rel
+echo "PASS"
