@@ -5,10 +5,13 @@
 # /work/shared. This is how CI proves that the README's commands set up everything
 # themselves (a package installed by hand on the developer's machine cannot hide here).
 #
-# Usage (as root): bash scripts/fresh_system.sh [--keep] "COMMAND"
+# Usage (as root): bash scripts/fresh_system.sh [--keep] [--arch arm64] "COMMAND"
 #   COMMAND runs with bash in /work/hpdl inside the new root, with a clean environment
 #   (HOME, PATH, LANG, TERM and CI only). The script exits with COMMAND's status.
 #   --keep leaves the root in place for inspection (its path is printed; remove it by hand).
+#   --arch arm64: a brand-new Raspberry Pi OS (64-bit) instead: Debian 12 arm64, run under
+#   qemu-user as a Cortex-A72 (QEMU_CPU; HPDL_ARM64_CPU picks another), without the CUDA
+#   toolkit. Everything runs emulated: expect hours for a build and the tests.
 # The mirror is the one this machine's own apt sources use. The bootstrapped base and
 # every downloaded .deb are cached under $HPDL_FRESH_CACHE (default /var/tmp/hpdl-fresh),
 # so a repeat run spends its time on the build and tests; `rm -rf` that folder to refresh.
@@ -18,10 +21,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$(pwd)
 
-keep=0
-if [ "${1:-}" = "--keep" ]; then keep=1; shift; fi
-if [ $# -ne 1 ]; then
-  echo "usage: bash scripts/fresh_system.sh [--keep] \"COMMAND\"" >&2
+keep=0 arch=amd64
+while [ $# -gt 1 ]; do
+  case $1 in
+    --keep) keep=1; shift ;;
+    --arch) arch=${2:-}; shift 2 ;;
+    *) break ;;
+  esac
+done
+if [ $# -ne 1 ] || { [ "$arch" != amd64 ] && [ "$arch" != arm64 ]; }; then
+  echo "usage: bash scripts/fresh_system.sh [--keep] [--arch arm64] \"COMMAND\"" >&2
   exit 2
 fi
 command=$1
@@ -39,8 +48,15 @@ exec 9>"$cache/lock"
 flock -n 9 || { say "another fresh_system.sh run is using $cache (set HPDL_FRESH_CACHE to use another)"; exit 2; }
 
 # --- the cached base ----------------------------------------------------------------------
-base=$cache/base-$suite-minbase.tar
-root_bootstrap "$base" amd64 "$cache/bootstrap.log" || exit 1
+emulate=()
+if [ "$arch" = arm64 ]; then
+  root_binfmt_arm64 || exit 1
+  emulate=(QEMU_CPU="${HPDL_ARM64_CPU:-cortex-a72}")
+  base=$cache/base-$suite-arm64-minbase.tar
+else
+  base=$cache/base-$suite-minbase.tar
+fi
+root_bootstrap "$base" "$arch" "$cache/bootstrap-$arch.log" || exit 1
 
 # --- cleanup of a run folder: processes inside, mounts, files ----------------------------
 # A run folder holds root/ and owner (the PID of the fresh_system.sh that made it).
@@ -102,15 +118,15 @@ root_mount_system "$root" "$cache/debs"
 # CI do, without a GPU), the new root gets it read-only at the same path, as a cluster's
 # CUDA module would provide it, so the CUDA backend is built and its host tests run there.
 cuda_dir=$(readlink -f /usr/local/cuda 2>/dev/null || true)
-if [ -n "$cuda_dir" ] && [ -x "$cuda_dir/bin/nvcc" ]; then
+if [ "$arch" = amd64 ] && [ -n "$cuda_dir" ] && [ -x "$cuda_dir/bin/nvcc" ]; then
   mkdir -p "$root$cuda_dir"
   mount --bind "$cuda_dir" "$root$cuda_dir"
   mount -o remount,bind,ro "$root$cuda_dir"
   [ "$cuda_dir" = /usr/local/cuda ] || ln -sfn "$cuda_dir" "$root/usr/local/cuda"
 fi
-say "fresh Debian $suite root ready in $(($(date +%s) - t0)) s at $root (HEAD $(git rev-parse --short HEAD))"
+say "fresh Debian $suite ($arch) root ready in $(($(date +%s) - t0)) s at $root (HEAD $(git rev-parse --short HEAD))"
 
 env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  LANG=C.UTF-8 TERM="${TERM:-dumb}" ${CI:+CI="$CI"} \
+  LANG=C.UTF-8 TERM="${TERM:-dumb}" ${CI:+CI="$CI"} "${emulate[@]}" \
   chroot "$root" /bin/bash -c "cd /work/hpdl && $command" 9>&-
 exit $?
