@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "blas_gemm.hpp"
 #include "element_math.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
@@ -280,16 +281,25 @@ class DnnlActivation final : public ActivationKernel {
 };
 
 // oneDNN primitives; the loss, dropout, LSTM cell, ScalarNorm and vector operations are
-// OpenMP loops (LoopKernels): oneDNN has no primitive that fits them.
+// OpenMP loops (LoopKernels): oneDNN has no primitive that fits them. Dense and conv go
+// through OpenBLAS instead when HPDL_GEMM=blas (see blas_gemm.hpp).
 class OneDnnKernels final : public LoopKernels {
  public:
   OneDnnKernels()
-      : LoopKernels(true), be_(build("engine", [] { return std::make_unique<Backend>(); })) {}
+      : LoopKernels(true),
+        be_(build("engine", [] { return std::make_unique<Backend>(); })),
+        blas_(use_blas_gemm()) {}
   std::string name() const override { return "onednn"; }
   std::unique_ptr<DenseKernel> dense(const DenseDims& d) override {
+#ifdef HPDL_HAVE_BLAS
+    if (blas_) return make_blas_dense(d);
+#endif
     return std::make_unique<DnnlDense>(*be_, d);
   }
   std::unique_ptr<ConvKernel> conv(const ConvDims& d) override {
+#ifdef HPDL_HAVE_BLAS
+    if (blas_) return make_blas_conv(d);
+#endif
     return std::make_unique<DnnlConv>(*be_, d);
   }
   std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
@@ -306,12 +316,31 @@ class OneDnnKernels final : public LoopKernels {
 
  private:
   std::unique_ptr<Backend> be_;  // kernels keep a pointer: its address must not move
+  bool blas_;
 };
 
 }  // namespace
 }  // namespace hpdl::onednn
 
 namespace hpdl {
+
+bool use_blas_gemm() {
+  const char* env = std::getenv("HPDL_GEMM");
+  const std::string want = env ? env : "";
+#ifdef HPDL_HAVE_BLAS
+  constexpr bool built = true;
+#else
+  constexpr bool built = false;
+#endif
+  if (want.empty()) return false;
+  if (want == "onednn") return false;
+  if (want != "blas") throw Error("HPDL_GEMM = \"" + want + "\" is not one of: blas, onednn");
+  if (!built)
+    throw Error(
+        "HPDL_GEMM = \"blas\": this hpdl was built without BLAS (install Debian's "
+        "libopenblas-openmp-dev and configure again)");
+  return true;
+}
 
 std::unique_ptr<KernelFactory> make_onednn_kernels() {
   return std::make_unique<onednn::OneDnnKernels>();

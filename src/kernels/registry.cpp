@@ -1,6 +1,7 @@
 // The one place that maps a backend name to its kernels. The CUDA backend is compiled in
 // when CMake's HPDL_CUDA found nvcc and cuBLAS (HPDL_HAVE_CUDA, set on this file only);
 // layers never test which backend they run on.
+#include "blas_gemm.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
 
@@ -12,6 +13,12 @@ bool cuda_backend_built() {
 #else
   return false;
 #endif
+}
+
+std::string gemm_library(const std::string& backend) {
+  if (backend == "onednn") return use_blas_gemm() ? "OpenBLAS" : "oneDNN";
+  if (backend == "cuda") return "cuBLAS";
+  return "loops";
 }
 
 std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank) {

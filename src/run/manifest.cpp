@@ -10,6 +10,7 @@
 #include <dnnl.hpp>
 #include <map>
 
+#include "hpdl/kernels/kernels.hpp"
 #include "hpdl/version.hpp"
 
 extern char** environ;
@@ -63,6 +64,7 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
       {"command", command_line},
       {"config", cfg.source},
       {"backend", cfg.run.backend},
+      {"gemm", gemm_library(cfg.run.backend)},
       {"devices", comm.allgather(device)},  // per rank
       {"mode", cfg.distributed.mode},
       {"started", utc_now()},

@@ -12,6 +12,7 @@
 #include "hpdl/core/rng.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
+#include "hpdl/kernels/kernels.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/optim/optimizer.hpp"
 #include "hpdl/profile/profiler.hpp"
@@ -88,10 +89,12 @@ LayerTable print_layer_table(const TimeArgs& args, const Config& cfg, Model& mod
     for (const auto& [step, ms] : per_name[id]) v.push_back(ms);
     return stats_of(v);
   };
-  std::printf("hpdl time: %s | batch %lld | backend %s | %lld warm-up + %lld timed iterations%s\n",
-              args.config.c_str(), (long long)cfg.train.batch, model.kernels_name().c_str(),
-              (long long)args.warmup, (long long)args.iterations,
-              args.synthetic ? " | synthetic data" : "");
+  std::printf(
+      "hpdl time: %s | batch %lld | backend %s (GEMM: %s) | %lld warm-up + %lld timed "
+      "iterations%s\n",
+      args.config.c_str(), (long long)cfg.train.batch, model.kernels_name().c_str(),
+      gemm_library(model.kernels_name()).c_str(), (long long)args.warmup,
+      (long long)args.iterations, args.synthetic ? " | synthetic data" : "");
   std::printf("%-16s %-10s %12s %10s %12s %10s %9s\n", "layer", "kind", "forward ms", "p95",
               "backward ms", "p95", "bwd/fwd");
   double fwd_total = 0, bwd_total = 0;

@@ -212,5 +212,8 @@ std::unique_ptr<KernelFactory> make_onednn_kernels();
 std::unique_ptr<KernelFactory> make_cuda_kernels(int local_rank);
 // True when this build has the CUDA backend (HPDL_CUDA found nvcc and cuBLAS).
 bool cuda_backend_built();
+// The library whose GEMM runs BACKEND's dense and conv layers here: "oneDNN" or, with
+// HPDL_GEMM=blas in the environment, "OpenBLAS" for onednn; "cuBLAS"; "loops" (reference).
+std::string gemm_library(const std::string& backend);
 
 }  // namespace hpdl
