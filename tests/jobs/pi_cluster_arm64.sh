@@ -6,8 +6,8 @@
 # two jobs on 4 x86-64 hosts must agree: the sync job's training loss within 0.1 % and its
 # test accuracy within 1 point (x86-64 and arm64 round differently: fused multiply-adds,
 # oneDNN's kernels); Downpour's arrival order is not fixed, so its loss within 10 %.
-# Bitwise equality across rank counts on arm64 itself is CTest's sync_equivalence_np1/2/4
-# run there (scripts/arm64_test.sh).
+# On arm64 itself, CTest's sync_equivalence_np1/2/4 run there (scripts/arm64_test.sh): every
+# rank ends with the same parameters bit for bit, and N ranks within 2e-5 of 1 rank.
 # Usage: pi_cluster_arm64.sh SOURCE_DIR HPDL_X86 HPDL_ARM64 WORK_DIR (as root; WORK_DIR
 # inside the checkout or /tmp, which the arm64 root shares)
 set -eu
