@@ -12,8 +12,8 @@
 #   bash scripts/arm64_system.sh --root      make the root ready, leave it attached, print its path
 #   bash scripts/arm64_system.sh --detach    end the processes inside and remove its mounts
 #
-# The root is made once (debootstrap, then `setup.sh --packages-only` inside it: about
-# 10 minutes) and kept in $HPDL_ARM64_CACHE (default /var/tmp/hpdl-arm64); it is brought up
+# The root is made once (debootstrap, then `setup.sh --packages-only` inside it: about 6
+# minutes here) and kept in $HPDL_ARM64_CACHE (default /var/tmp/hpdl-arm64); it is brought up
 # to date when setup.sh's package list changes. To start over: --detach, then rm -rf that
 # folder (never while attached: the checkout and /tmp are mounted inside it).
 # HPDL_ARM64_CPU (default cortex-a72) is the emulated core.
@@ -80,6 +80,7 @@ prepare() {
     detach
     rm -rf "$root"
     root_bootstrap "$cache/base-bookworm-arm64-minbase.tar" arm64 "$cache/bootstrap.log"
+    rm -rf "$root.new"
     mkdir "$root.new"
     tar -C "$root.new" -xf "$cache/base-bookworm-arm64-minbase.tar"
     chmod 0755 "$root.new"
