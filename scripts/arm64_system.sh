@@ -61,9 +61,13 @@ detach() {
   if root_mounts "$root" | grep -qv "^$root\$"; then say "mounts remain under $root"; return 1; fi
 }
 
+# qemu-user lacks process_vm_readv (ENOSYS), which Open MPI's shared-memory transport uses
+# for large messages between ranks of one machine ("Read -1, expected N, errno = 38"): it
+# copies through shared memory instead, as on machines without cross-memory attach.
 in_root() {
   env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8 TERM="${TERM:-dumb}" ${CI:+CI="$CI"} QEMU_CPU="$cpu" \
+    OMPI_MCA_btl_vader_single_copy_mechanism=none \
     chroot "$root" /bin/bash -c "cd '$src' && $1" 9>&-
 }
 

@@ -51,7 +51,8 @@ flock -n 9 || { say "another fresh_system.sh run is using $cache (set HPDL_FRESH
 emulate=()
 if [ "$arch" = arm64 ]; then
   root_binfmt_arm64 || exit 1
-  emulate=(QEMU_CPU="${HPDL_ARM64_CPU:-cortex-a72}")
+  # qemu-user lacks process_vm_readv, Open MPI's single-copy path within a machine.
+  emulate=(QEMU_CPU="${HPDL_ARM64_CPU:-cortex-a72}" OMPI_MCA_btl_vader_single_copy_mechanism=none)
   base=$cache/base-$suite-arm64-minbase.tar
 else
   base=$cache/base-$suite-minbase.tar

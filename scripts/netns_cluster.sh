@@ -178,7 +178,8 @@ in_host() {
   # calls there enters the other hosts from inside it).
   local enter=()
   if [ -n "$arm64_root" ]; then
-    export QEMU_CPU=${HPDL_ARM64_CPU:-cortex-a72}
+    # qemu-user lacks process_vm_readv, Open MPI's single-copy path within a host.
+    export QEMU_CPU=${HPDL_ARM64_CPU:-cortex-a72} OMPI_MCA_btl_vader_single_copy_mechanism=none
     enter=(chroot "$arm64_root" /bin/sh -c 'cd "$0" && exec "$@"' "$PWD")
   fi
   exec nsenter --net="/run/netns/$(host_ns "$i")" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' \
