@@ -3,14 +3,11 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "blas_gemm.hpp"
 #include "device_math.hpp"
-#include "hpdl/core/error.hpp"
 
 namespace hpdl {
 namespace {
