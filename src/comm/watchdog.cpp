@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "hpdl/comm/failure_relay.hpp"
 #include "hpdl/comm/progress_board.hpp"
 #include "hpdl/core/timeline.hpp"
 
@@ -59,6 +60,7 @@ void Watchdog::disarm() {
 }
 
 void Watchdog::poll() {
+  if (relay_) relay_->poll();
   const int64_t since = armed_at_ns_.load(std::memory_order_acquire);
   if (since == 0) return;
   const int64_t now = running_ns();

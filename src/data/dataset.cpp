@@ -106,8 +106,7 @@ void H5Split::pread_all(void* dst, size_t bytes, haddr_t offset) const {
     const ssize_t got = ::pread(fd_, p, bytes, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
-      fail_call(__FILE__, __LINE__, "pread(" + where_ + ")",
-                got < 0 ? std::strerror(errno) : "file truncated");
+      fail_call("cannot read " + where_, got < 0 ? std::strerror(errno) : "file truncated");
     }
     p += got, bytes -= static_cast<size_t>(got), offset += static_cast<haddr_t>(got);
   }
@@ -124,7 +123,7 @@ void H5Split::read(hid_t fsx, hid_t fsy, int64_t n, float* x, int32_t* y) {
       memy(H5Screate_simple(1, &my, nullptr), H5Sclose);
   if (H5Dread(x_.get(), H5T_NATIVE_FLOAT, memx.get(), fsx, H5P_DEFAULT, x) < 0 ||
       H5Dread(y_.get(), H5T_NATIVE_INT32, memy.get(), fsy, H5P_DEFAULT, y) < 0) {
-    fail_call(__FILE__, __LINE__, "H5Dread(" + where_ + ")", h5_error_text());
+    fail_call("cannot read " + where_, h5_error_text());
   }
 }
 

@@ -86,7 +86,7 @@ H5Id h5_create_group(hid_t loc, const std::string& name) {
   H5Id gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
   HPDL_CHECK_H5(H5Pset_attr_phase_change(gcpl.get(), 0, 0));  // dense: attributes of any size
   const hid_t g = H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT);
-  if (g < 0) fail_call(__FILE__, __LINE__, "H5Gcreate2(" + name + ")", h5_error_text());
+  if (g < 0) fail_call("cannot create group '" + name + "'", h5_error_text());
   return H5Id(g, H5Gclose);
 }
 
@@ -94,18 +94,19 @@ namespace {
 void write_dataset(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_type,
                    const void* data, const std::vector<hsize_t>& dims) {
   H5Id space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  if (!space.valid()) fail_call(__FILE__, __LINE__, "H5Screate_simple", h5_error_text());
+  if (!space.valid()) fail_call("cannot shape dataset '" + name + "'", h5_error_text());
   H5Id ds(
       H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
       H5Dclose);
-  if (!ds.valid()) fail_call(__FILE__, __LINE__, "H5Dcreate2(" + name + ")", h5_error_text());
-  HPDL_CHECK_H5(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+  if (!ds.valid()) fail_call("cannot create dataset '" + name + "'", h5_error_text());
+  if (H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    fail_call("cannot write dataset '" + name + "'", h5_error_text());
 }
 
 H5Id make_attr(hid_t obj, const std::string& name, hid_t type, hid_t space) {
   if (H5Aexists(obj, name.c_str()) > 0) HPDL_CHECK_H5(H5Adelete(obj, name.c_str()));
   H5Id a(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (!a.valid()) fail_call(__FILE__, __LINE__, "H5Acreate2(" + name + ")", h5_error_text());
+  if (!a.valid()) fail_call("cannot create attribute '" + name + "'", h5_error_text());
   return a;
 }
 }  // namespace

@@ -71,7 +71,7 @@ auto build(const char* what, F&& f) {
   try {
     return f();
   } catch (const dnnl::error& e) {
-    fail_call(__FILE__, __LINE__, std::string("oneDNN ") + what,
+    fail_call(std::string("oneDNN ") + what,
               std::string(e.what()) + " (status " + std::to_string(int(e.status)) + ")");
   }
 }

@@ -56,6 +56,7 @@ int cmd_calibrate(const CalibrateArgs& args, int* argc, char*** argv) {
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   return run_under_mpi(argc, argv, [&](Comm& comm) {
     Watchdog watchdog(args.watchdog_s, comm.rank());
+    watchdog.relay_failures(comm.failure_relay());
     comm.bound_waits_by(&watchdog);
     if (comm.rank() == 0)
       std::printf("calibrating %d ranks (up to %lld bytes, at most %.2g s a size) ...\n",

@@ -6,32 +6,34 @@
 #include <cstdio>
 #include <memory>
 
+#include "hpdl/comm/failure_relay.hpp"
+#include "hpdl/config/settings.hpp"
 #include "hpdl/core/error.hpp"
 
 namespace hpdl {
 
 int run_under_mpi(int* argc, char*** argv, const std::function<int(Comm&)>& body) {
   std::unique_ptr<MpiSession> mpi;
+  std::unique_ptr<FailureRelay> relay;  // freed before the session finalizes
   try {
     mpi = std::make_unique<MpiSession>(argc, argv);
+    relay = std::make_unique<FailureRelay>(MPI_COMM_WORLD);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hpdl: error: %s\n", e.what());
     return 1;
   }
   const int rank = mpi->world_rank();
-  set_error_rank(rank);
   try {
     Comm comm(MPI_COMM_WORLD);
+    comm.relay_failures_through(relay.get());
     return body(comm);  // the session finalizes MPI
   } catch (const AgreedError& e) {
     // Every rank holds the same message: rank 0 prints it, all end together.
     if (rank == 0) std::fprintf(stderr, "hpdl: error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {
-    // Only this rank failed: the others may be waiting in a collective, so end the job.
-    std::fprintf(stderr, "hpdl: error: rank %d: %s\n", rank, e.what());
-    std::fflush(stderr);
-    MpiSession::abort(1);
+    // Only this rank failed; the others may be waiting for it: the relay ends the job.
+    relay->fail(e.what(), RunConfig{}.watchdog_s);
   }
 }
 

@@ -1,11 +1,13 @@
 // `hpdl train`: set-up in stages that every rank passes or fails together (Comm::agree),
-// then the trainer, then the outputs. A failure after set-up on one rank aborts the job.
+// then the trainer, then the outputs. A failure after set-up on one rank ends the job through
+// the failure relay: one line, the run directory marked failed, exit 1 on every rank.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 
 #include "hpdl/builder/builder.hpp"
 #include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/failure_relay.hpp"
 #include "hpdl/comm/progress_board.hpp"
 #include "hpdl/comm/watchdog.hpp"
 #include "hpdl/core/error.hpp"
@@ -296,18 +298,30 @@ int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     report = std::make_unique<RunReport>(*s.out, std::move(manifest), s.cfg, *s.model,
                                          s.data.view(), comm.size(), s.local_batch);
   }
-  // A wait that outlasts run.watchdog_s on rank 0 ends the process: its manifest and log
-  // say so first.
-  if (report) watchdog.on_expire([&report](const std::string& error) { report->failed(error); });
+  // A wait that outlasts run.watchdog_s on rank 0, or an error on one rank alone, ends the
+  // process: rank 0's manifest and log say so first.
+  FailureRelay* relay = comm.failure_relay();
+  if (report) {
+    auto failed = [&report](const std::string& error) { report->failed(error); };
+    watchdog.on_expire(failed);
+    if (relay) relay->on_failure(failed);
+  }
   struct Unhook {
     Watchdog& w;
-    ~Unhook() { w.on_expire(nullptr); }
-  } unhook{watchdog};
+    FailureRelay* relay;
+    ~Unhook() {
+      w.on_expire(nullptr);
+      if (relay) relay->on_failure(nullptr);
+    }
+  } unhook{watchdog, relay};
   try {
     return run_training(s, comm, watchdog, report.get());
+  } catch (const AgreedError& e) {
+    if (report) report->failed(e.what());
+    throw;
   } catch (const std::exception& e) {
-    // A run that fails after set-up says so in its manifest and log (rank 0 sees its own
-    // errors and agreed ones; a rank that aborts the job alone cannot reach rank 0's files).
+    // This rank alone: rank 0 writes the error into the run directory and ends the job.
+    if (relay) relay->fail(e.what(), s.cfg.run.watchdog_s);
     if (report) report->failed(e.what());
     throw;
   }
@@ -320,8 +334,15 @@ int train(const TrainArgs& args, Comm& comm) {
   // Bounds every wait on other ranks; the default limit holds until the config is read.
   Watchdog watchdog(RunConfig{}.watchdog_s, comm.rank());
   watchdog.attach(&board);
+  watchdog.relay_failures(comm.failure_relay());
   comm.bound_waits_by(&watchdog);
   const int rc = train_bounded(args, comm, watchdog);
+  {
+    // A rank that finished waits here, polling, for one that may still fail (rank 0 writing
+    // model.h5): the job then ends the agreed way rather than in the board's MPI_Win_free.
+    WatchdogScope guard(watchdog, "end of run", 0);
+    comm.barrier();
+  }
   comm.bound_waits_by(nullptr);
   watchdog.attach(nullptr);
   WatchdogScope guard(watchdog, "progress board free", 0);

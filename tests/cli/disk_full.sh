@@ -16,7 +16,7 @@ bash "$(dirname "$0")/expect_error.sh" "cannot write .*full_disk/big/model.h5: .
   --set model.layers.1.units=4096 --set train.epochs=1 || exit 1
 [ ! -e "$disk/big/model.h5.tmp" ] || { echo "FAIL: the partial model.h5.tmp was left"; exit 1; }
 grep -q '"status": "failed"' "$disk/big/manifest.json" || { echo "FAIL: manifest not failed"; cat "$disk/big/manifest.json"; exit 1; }
-grep -q '"error": "cannot write .*model.h5: .*No space left on device' "$disk/big/manifest.json" ||
+grep -q '"error": "rank 0: cannot write .*model.h5: .*No space left on device' "$disk/big/manifest.json" ||
   { echo "FAIL: manifest error does not name model.h5 and the reason"; exit 1; }
 echo "full disk: $(grep '^error:' "$disk/big/log.txt")"
 echo "PASS"

@@ -13,6 +13,7 @@
 
 namespace hpdl {
 
+class FailureRelay;
 class Watchdog;
 enum class HalfFormat;
 
@@ -29,6 +30,10 @@ class Comm {
 
   // Bounds this communicator's waits by w (Watchdog::poll); nullptr: unbounded.
   void bound_waits_by(Watchdog* w) { watchdog_ = w; }
+  // The job's agreed ending when one rank fails alone (set by run_under_mpi; may be null):
+  // each command's watchdog polls it in every wait.
+  void relay_failures_through(FailureRelay* relay) { relay_ = relay; }
+  FailureRelay* failure_relay() const { return relay_; }
   // Completes the requests (MPI_REQUEST_NULL allowed), polling.
   void wait_all(int n, MPI_Request* requests) const;
   // Completes some of the requests: returns how many (their indices into `indices`, which
@@ -93,6 +98,7 @@ class Comm {
 
   MPI_Comm comm_;
   Watchdog* watchdog_ = nullptr;
+  FailureRelay* relay_ = nullptr;
   int rank_ = 0;
   int size_ = 1;
 };
@@ -121,9 +127,9 @@ class MpiSession {
 
 }  // namespace hpdl
 
-#define HPDL_CHECK_MPI(call)                                                            \
-  do {                                                                                  \
-    const int hpdl_rc_ = (call);                                                        \
-    if (hpdl_rc_ != MPI_SUCCESS)                                                        \
-      ::hpdl::fail_call(__FILE__, __LINE__, #call, ::hpdl::mpi_error_string(hpdl_rc_)); \
+#define HPDL_CHECK_MPI(call)                                                           \
+  do {                                                                                 \
+    const int hpdl_rc_ = (call);                                                       \
+    if (hpdl_rc_ != MPI_SUCCESS)                                                       \
+      ::hpdl::fail_call(::hpdl::call_name(#call), ::hpdl::mpi_error_string(hpdl_rc_)); \
   } while (0)

@@ -17,6 +17,7 @@
 
 namespace hpdl {
 
+class FailureRelay;
 class ProgressBoard;
 
 class Watchdog {
@@ -32,6 +33,9 @@ class Watchdog {
   // Publishes this rank's waits on the board and beats its heartbeat; nullptr detaches
   // (before the board is closed). Main thread only.
   void attach(ProgressBoard* board);
+  // Lets every poll() also end this process when another rank failed alone (the job's
+  // agreed ending, FailureRelay); nullptr: only the limit ends waits. Main thread only.
+  void relay_failures(FailureRelay* relay) { relay_ = relay; }
   void arm(const char* op, int64_t step);
   void disarm();
   // From the main thread inside a wait loop: ends the process, naming the late ranks, once
@@ -60,6 +64,7 @@ class Watchdog {
   std::atomic<int64_t> frozen_ns_{0};     // running_ns(): time the process was frozen
   std::atomic<bool> naming_{false};       // poll() is reading the board
   ProgressBoard* board_ = nullptr;        // written under mu_, which the thread holds while awake
+  FailureRelay* relay_ = nullptr;         // main thread only
   std::function<void(const std::string&)> hook_;
   mutable std::atomic<bool> expiring_{false};
   std::mutex mu_;

@@ -1,6 +1,7 @@
 // Errors in hpdl: one exception type whose what() is the single line the user sees, and
-// check macros for every library call (MPI, HDF5, oneDNN) that name the rank, file:line,
-// the failed call and the library's own text. main() turns them into a non-zero exit.
+// check macros for every library call (MPI, HDF5, oneDNN) that name the failed call (its
+// function, not hpdl's source) and the library's own text; the job's ending names the rank. main() turns them into a
+// non-zero exit.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -20,13 +21,10 @@ class AgreedError : public Error {
   using Error::Error;
 };
 
-// The MPI rank used in messages of failed library calls (-1 before MPI is up).
-void set_error_rank(int rank);
-int error_rank();
-
-// Throws Error("rank R: FILE:LINE: WHAT: DETAIL").
-[[noreturn]] void fail_call(const char* file, int line, const std::string& what,
-                            const std::string& detail);
+// Throws Error("WHAT: DETAIL").
+[[noreturn]] void fail_call(const std::string& what, const std::string& detail);
+// The function a stringized call names: "H5Dwrite(ds.get(), ...)" -> "H5Dwrite".
+std::string call_name(const char* call);
 
 }  // namespace hpdl
 

@@ -45,7 +45,7 @@ std::string h5_error_text();
 #define HPDL_CHECK_H5(call)                                                             \
   do {                                                                                  \
     if ((call) < 0)                                                                     \
-      ::hpdl::fail_call(__FILE__, __LINE__, #call, "HDF5: " + ::hpdl::h5_error_text()); \
+      ::hpdl::fail_call(::hpdl::call_name(#call), "HDF5: " + ::hpdl::h5_error_text()); \
   } while (0)
 
 H5Id h5_open_file(const std::string& path);    // read-only; Error "FILE: cannot open ..."

@@ -1,5 +1,5 @@
 // Checks for every CUDA runtime and cuBLAS call: a failure throws hpdl::Error naming the
-// rank, file:line, the call, the library's own error text and a hint. Private to the CUDA
+// rank, the call, the library's own error text and a hint. Private to the CUDA
 // backend (src/kernels/cuda/).
 #pragma once
 #include <cublas_v2.h>
@@ -11,22 +11,22 @@
 
 namespace hpdl::cuda {
 
-inline void check(cudaError_t rc, const char* file, int line, const char* call) {
+inline void check(cudaError_t rc, const char* call) {
   if (rc == cudaSuccess) return;
-  fail_call(file, line, call,
+  fail_call(call_name(call),
             std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc) +
                 " (hint: nvidia-smi shows the GPU and driver; a kernel's own failure surfaces at "
                 "the next synchronising call)");
 }
 
-inline void check(cublasStatus_t rc, const char* file, int line, const char* call) {
+inline void check(cublasStatus_t rc, const char* call) {
   if (rc == CUBLAS_STATUS_SUCCESS) return;
-  fail_call(file, line, call,
+  fail_call(call_name(call),
             std::string("cuBLAS ") + cublasGetStatusName(rc) + ": " + cublasGetStatusString(rc));
 }
 
 }  // namespace hpdl::cuda
 
-#define HPDL_CUDA_CHECK(call) ::hpdl::cuda::check((call), __FILE__, __LINE__, #call)
+#define HPDL_CUDA_CHECK(call) ::hpdl::cuda::check((call), #call)
 // After a kernel launch: a bad launch configuration is reported here, at the launch.
 #define HPDL_CUDA_LAUNCHED() HPDL_CUDA_CHECK(cudaGetLastError())

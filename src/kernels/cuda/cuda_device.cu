@@ -217,7 +217,7 @@ PinnedUpload::~PinnedUpload() {
 
 const void* PinnedUpload::upload(const void* host_src, size_t bytes) {
   if (bytes > capacity_)
-    fail_call(__FILE__, __LINE__, "PinnedUpload::upload",
+    fail_call("uploading the input to the GPU",
               std::to_string(bytes) + " bytes exceed the " + std::to_string(capacity_) +
                   " set up for this kernel");
   HPDL_CUDA_CHECK(cudaEventSynchronize(copied_));  // the previous copy has left pinned_
