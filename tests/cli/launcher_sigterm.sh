@@ -3,7 +3,9 @@
 # kill or a batch system without --signal sends it: jobs/mpirun_stop.sh turns it into the
 # SIGUSR1 that mpirun forwards at once, so every rank finishes its step and writes the stop
 # checkpoint: exit 75, "interrupted", and --resume continues to the parameters of an
-# uninterrupted run. Prints the time from the signal to the end of the job.
+# uninterrupted run. Then a terminal's Ctrl-C: SIGINT to the launcher's whole process group,
+# which must reach the launcher only (mpirun in a session of its own), with the same ending.
+# Prints the time from the signal to the end of the job.
 # Usage: launcher_sigterm.sh MPIRUN HPDL FIXTURES   (MPIRUN unused: the launcher runs mpirun)
 set -eu
 src=$(cd "$(dirname "$0")/../.." && pwd) hpdl=$2 fx=$3
@@ -34,4 +36,20 @@ epochs=$((step / 16 + 2))
 /usr/bin/python3 "$src/tests/cli/params_equal.py" "$out/full/model.h5" "$out/cut/model.h5" ||
   { echo "FAIL: resumed after SIGTERM differs from the uninterrupted run"; exit 1; }
 echo "SIGTERM to the launcher: job ended in $took s (stopped at step $step), exit 75, complete checkpoint, resumed to epoch $epochs == uninterrupted"
+
+# Ctrl-C: the launcher leads a process group of its own, SIGINT not ignored (as in a
+# terminal's foreground; a shell's background job would start with SIGINT ignored).
+/usr/bin/python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])' \
+  "${launch[@]}" --set run.name=ctrlc --set train.epochs=1000000 >"$out/ctrlc.log" 2>&1 &
+pid=$!
+for _ in $(seq 3000); do grep -q "^ *2 " "$out/ctrlc/log.txt" 2>/dev/null && break; sleep 0.01; done
+kill -INT -- -$pid
+t0=$(date +%s.%N)
+rc=0; wait $pid || rc=$?
+took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+[ "$rc" -eq 75 ] || { echo "FAIL: Ctrl-C to the launcher's process group: exit $rc, expected 75"; tail "$out/ctrlc.log"; exit 1; }
+grep -q '"status": "interrupted"' "$out/ctrlc/manifest.json" || { echo "FAIL: Ctrl-C: manifest not interrupted"; exit 1; }
+[ -f "$out/ctrlc/checkpoint.h5" ] && [ ! -e "$out/ctrlc/checkpoint.h5.tmp" ] ||
+  { echo "FAIL: Ctrl-C: no complete checkpoint"; ls "$out/ctrlc"; exit 1; }
+echo "Ctrl-C to the launcher's process group: job ended in $took s, exit 75, complete checkpoint"
 echo "PASS"

@@ -21,6 +21,8 @@ echo "$version" | grep -Eq '^hpdl [0-9]+\.[0-9]+\.[0-9]+ ' || { echo "FAIL: vers
 [ -f "$HPDL_JOBS/train.sbatch" ] && [ -f "$HPDL_INPUTS/har_2x2.toml" ] ||
   { echo "FAIL: HPDL_JOBS=$HPDL_JOBS / HPDL_INPUTS=$HPDL_INPUTS"; exit 1; }
 module list 2>&1 | grep -q "hpdl/" || { echo "FAIL: module list"; exit 1; }
+[ "${OMPI_MCA_odls_base_sigkill_timeout:-}" = 10 ] ||
+  { echo "FAIL: the module does not lengthen mpirun's kill grace"; exit 1; }
 echo "module load hpdl: $version from $prefix/bin (HPDL_JOBS=$HPDL_JOBS)"
 module unload hpdl
 [ "$(command -v hpdl)" != "$prefix/bin/hpdl" ] || { echo "FAIL: module unload left hpdl on PATH"; exit 1; }
