@@ -11,22 +11,22 @@
 
 namespace hpdl {
 
-AsyncTrainer::AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, const Splits& splits,
-                           Watchdog& watchdog, Profiler* prof)
-    : cfg_(cfg),
+AsyncTrainer::AsyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& model,
+                           const Splits& splits, Watchdog& watchdog, Profiler* prof)
+    : cfg_(cfg),  // the members below keep references into this copy
       comm_(comm),
       model_(model),
       splits_(splits),
       watchdog_(watchdog),
-      shards_(comm, static_cast<int>(cfg.distributed.servers), model.params_to_host()),
-      ctx_{cfg, comm, shards_, watchdog, prof, nullptr, 0, {}},
-      evaluator_(comm, model, cfg.model.classes, watchdog),
+      shards_(comm, static_cast<int>(cfg_.distributed.servers), model.params_to_host()),
+      ctx_{cfg_, comm, shards_, watchdog, prof, nullptr, 0, {}},
+      evaluator_(comm, model, cfg_.classes, watchdog),
       // Every worker's steps per epoch are worker 0's or one fewer; rank 0 (a server) reports
       // worker 0's rate per epoch.
       schedule_(
-          cfg.optimizer, cfg.train,
-          ShardPlan(splits.train->size(), cfg.train.batch, 0, ctx_.workers()).steps_per_epoch()),
-      selector_(cfg.train, model.num_params()) {
+          cfg_.optimizer, cfg_.train,
+          ShardPlan(splits.train->size(), cfg_.train.batch, 0, ctx_.workers()).steps_per_epoch()),
+      selector_(cfg_.train, model.num_params()) {
   model.set_profiler(prof);
   shards_.set_profiler(prof);
   ctx_.checkpoint = [this](int64_t epoch, int64_t step) {

@@ -23,38 +23,16 @@ constexpr const char* kFormat2 = "hpdl-checkpoint-2";
 constexpr const char* kFormat1 = "hpdl-checkpoint-1";
 constexpr int kHistoryCols2 = 16, kHistoryCols1 = 10;
 
-// Identity and position as one JSON attribute: small, and read back field by field.
+// Identity and position as one JSON attribute (CheckpointHeader's type mapping), with the
+// small structured state beside them ("extra", absent from older files).
 nlohmann::json header_of(const Checkpoint& c) {
-  return {{"model", c.model},
-          {"mode", c.mode},
-          {"optimizer", c.optimizer},
-          {"ranks", c.ranks},
-          {"servers", c.servers},
-          {"batch", c.batch},
-          {"seed", c.seed},
-          {"epoch", c.epoch},
-          {"epoch_step", c.epoch_step},
-          {"global_step", c.global_step},
-          {"epoch_loss_sum", c.epoch_loss_sum},
-          {"epoch_s", c.epoch_s},
-          {"elapsed_s", c.elapsed_s},
-          {"extra", c.extra}};
+  nlohmann::json h = static_cast<const CheckpointHeader&>(c);
+  h["extra"] = c.extra;
+  return h;
 }
 
 void set_header(Checkpoint& c, const nlohmann::json& h) {
-  c.model = h.at("model");
-  c.mode = h.at("mode");
-  c.optimizer = h.at("optimizer");
-  c.ranks = h.at("ranks");
-  c.servers = h.at("servers");
-  c.batch = h.at("batch");
-  c.seed = h.at("seed");
-  c.epoch = h.at("epoch");
-  c.epoch_step = h.at("epoch_step");
-  c.global_step = h.at("global_step");
-  c.epoch_loss_sum = h.at("epoch_loss_sum");
-  c.epoch_s = h.at("epoch_s");
-  c.elapsed_s = h.at("elapsed_s");
+  static_cast<CheckpointHeader&>(c) = h.get<CheckpointHeader>();
   c.extra = h.value("extra", nlohmann::json());
 }
 

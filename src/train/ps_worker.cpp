@@ -19,7 +19,7 @@ PsWorker::PsWorker(PsContext& ctx, Model& model, const Splits& splits)
       shards_(ctx.shards),
       index_(ctx.comm.rank() - ctx.shards.servers()),
       plan_(splits.train->size(), ctx.cfg.train.batch, index_, ctx.workers()),
-      loss_(model.kernels(), model.batch(), ctx.cfg.model.classes),
+      loss_(model.kernels(), model.batch(), ctx.cfg.classes),
       labels_(model.batch()),
       names_(ctx.prof),
       guard_(ctx.cfg.train.nonfinite == "skip", ctx.comm, ctx.watchdog),

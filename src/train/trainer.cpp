@@ -24,29 +24,30 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-SyncTrainer::SyncTrainer(const Config& cfg, const Comm& comm, Model& model, const Splits& splits,
-                         Watchdog& watchdog, Profiler* prof)
-    : cfg_(cfg),
+SyncTrainer::SyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& model,
+                         const Splits& splits, Watchdog& watchdog, Profiler* prof)
+    : cfg_(cfg),  // the members below keep references into this copy
       comm_(comm),
       model_(model),
       splits_(splits),
       watchdog_(watchdog),
-      plan_(splits.train->size(), cfg.train.batch, comm.rank(), comm.size()),
-      loss_(model.kernels(), model.batch(), cfg.model.classes),
-      optimizer_(make_optimizer(model.ops(), model.device(), cfg.optimizer, model.num_params())),
-      schedule_(cfg.optimizer, cfg.train, plan_.steps_per_epoch()),
+      plan_(splits.train->size(), cfg_.train.batch, comm.rank(), comm.size()),
+      loss_(model.kernels(), model.batch(), cfg_.classes),
+      optimizer_(make_optimizer(model.ops(), model.device(), cfg_.optimizer, model.num_params())),
+      schedule_(cfg_.optimizer, cfg_.train, plan_.steps_per_epoch()),
       decayed_(model.decayed_ranges()),
-      reducer_(
-          comm, model.device(), model.grads(), model.layer_ranges(),
-          static_cast<int64_t>(cfg.distributed.bucket_mb * (1 << 20) / sizeof(float)), watchdog,
-          cfg.distributed.sync_every > 1 ? std::nullopt : half_format(cfg.distributed.compression)),
-      averager_(comm, model.device(), model.params(), local_sgd(cfg.distributed), watchdog),
+      reducer_(comm, model.device(), model.grads(), model.layer_ranges(),
+               static_cast<int64_t>(cfg_.distributed.bucket_mb * (1 << 20) / sizeof(float)),
+               watchdog,
+               cfg_.distributed.sync_every > 1 ? std::nullopt
+                                               : half_format(cfg_.distributed.compression)),
+      averager_(comm, model.device(), model.params(), local_sgd(cfg_.distributed), watchdog),
       labels_(model.batch()),
-      evaluator_(comm, model, cfg.model.classes, watchdog),
+      evaluator_(comm, model, cfg_.classes, watchdog),
       prof_(prof),
       names_(prof),
-      guard_(cfg.train.nonfinite == "skip", comm, watchdog),
-      selector_(cfg.train, model.num_params()) {
+      guard_(cfg_.train.nonfinite == "skip", comm, watchdog),
+      selector_(cfg_.train, model.num_params()) {
   model.set_profiler(prof);
   reducer_.set_profiler(prof);
   HPDL_REQUIRE(model.batch() == plan_.local_batch(), "model batch does not match the rank's batch");

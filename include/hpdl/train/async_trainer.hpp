@@ -44,7 +44,7 @@ namespace hpdl {
 class AsyncTrainer final : public Trainer {
  public:
   // prof may be null (profiling off).
-  AsyncTrainer(const Config& cfg, const Comm& comm, Model& model, const Splits& splits,
+  AsyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& model, const Splits& splits,
                Watchdog& watchdog, Profiler* prof = nullptr);
   ~AsyncTrainer() override;
 
@@ -71,7 +71,7 @@ class AsyncTrainer final : public Trainer {
   void restore(const Checkpoint& c);
   std::vector<EpochStats> evaluate_snapshots(const TrainHooks& hooks);
 
-  const Config& cfg_;
+  const TrainerConfig cfg_;
   const Comm& comm_;
   Model& model_;
   const Splits splits_;  // pointers to the caller's splits

@@ -19,13 +19,14 @@
 
 namespace hpdl {
 
-struct Checkpoint {
+// Identity and position: the file's "header" attribute, a JSON object keyed by these
+// fields' names (written and read through the type mapping below, nothing hand-copied).
+struct CheckpointHeader {
   // Identity.
   std::string model;  // every parameter tensor as name:size, joined by ';'
   std::string mode, optimizer;
   int64_t ranks = 0, servers = 0, batch = 0;
   uint64_t seed = 0;
-  std::string config;  // the resolved config (TOML) that built the model, for `hpdl eval`
   // Position.
   int64_t epoch = 1;          // the epoch in progress
   int64_t epoch_step = 0;     // its steps already taken
@@ -33,6 +34,13 @@ struct Checkpoint {
   double epoch_loss_sum = 0;  // summed training loss of those steps, all ranks
   double epoch_s = 0;         // seconds spent in the epoch so far
   double elapsed_s = 0;       // wall time since the start, evaluations included
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CheckpointHeader, model, mode, optimizer, ranks, servers, batch,
+                                   seed, epoch, epoch_step, global_step, epoch_loss_sum, epoch_s,
+                                   elapsed_s)
+
+struct Checkpoint : CheckpointHeader {
+  std::string config;  // the resolved config (TOML) that built the model, for `hpdl eval`
   std::vector<EpochStats> history;
   // State.
   std::vector<float> params;

@@ -7,15 +7,15 @@
 
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/comm/watchdog.hpp"
-#include "hpdl/config/config.hpp"
 #include "hpdl/core/timeline.hpp"
 #include "hpdl/dist/param_shards.hpp"
 #include "hpdl/train/checkpointer.hpp"
+#include "hpdl/train/trainer_config.hpp"
 
 namespace hpdl {
 
 struct PsContext {
-  const Config& cfg;
+  const TrainerConfig& cfg;
   const Comm& comm;
   ParamShards& shards;
   Watchdog& watchdog;

@@ -15,7 +15,6 @@
 
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/comm/watchdog.hpp"
-#include "hpdl/config/config.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/sampler.hpp"
 #include "hpdl/dist/grad_reducer.hpp"
@@ -31,6 +30,7 @@
 #include "hpdl/train/model_selection.hpp"
 #include "hpdl/train/passes.hpp"
 #include "hpdl/train/rank_state.hpp"
+#include "hpdl/train/trainer_config.hpp"
 #include "hpdl/train/training.hpp"
 
 namespace hpdl {
@@ -63,7 +63,7 @@ class SyncTrainer final : public Trainer {
   // The splits held by `splits` may be null (no test / no validation). The model's batch
   // must equal the plan's local batch. prof may be null (profiling off); otherwise the
   // trainer times the model's layers too.
-  SyncTrainer(const Config& cfg, const Comm& comm, Model& model, const Splits& splits,
+  SyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& model, const Splits& splits,
               Watchdog& watchdog, Profiler* prof = nullptr);
 
   // Trains cfg.train.epochs epochs (or until cfg.train.max_steps, or train.patience),
@@ -99,7 +99,7 @@ class SyncTrainer final : public Trainer {
   RankState own_state();
   void restore_own_state(const Checkpoint& c);
 
-  const Config& cfg_;
+  const TrainerConfig cfg_;
   const Comm& comm_;
   Model& model_;
   const Splits splits_;  // pointers to the caller's splits
