@@ -29,7 +29,7 @@ def parser_keys(root):
 
 def shell_lines(page):
     text = open(page, encoding="utf-8").read()
-    for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
+    for block in re.findall(r"```sh[^\n]*\n(.*?)```", text, flags=re.S):
         joined = re.sub(r"\\\n\s*", " ", block)
         for line in joined.split("\n"):
             line = line.split(" # ")[0].split("  #")[0].strip()
