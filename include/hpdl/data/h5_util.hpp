@@ -42,9 +42,9 @@ std::string h5_error_text();
 
 // HDF5 calls return a negative value on failure: the message names the call, file:line and
 // HDF5's own reason.
-#define HPDL_CHECK_H5(call)                                                             \
-  do {                                                                                  \
-    if ((call) < 0)                                                                     \
+#define HPDL_CHECK_H5(call)                                                            \
+  do {                                                                                 \
+    if ((call) < 0)                                                                    \
       ::hpdl::fail_call(::hpdl::call_name(#call), "HDF5: " + ::hpdl::h5_error_text()); \
   } while (0)
 

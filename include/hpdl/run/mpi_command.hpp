@@ -1,6 +1,7 @@
 // What every MPI subcommand (train, eval) does around its body: MPI start-up and shut-down,
 // errors that all ranks agreed on printed once by rank 0, an error on one rank alone ending
-// the job the same way (FailureRelay: one line, exit 1 on every rank); and set-up stages that every rank passes or fails together.
+// the job the same way (FailureRelay: one line, exit 1 on every rank); and set-up stages that every
+// rank passes or fails together.
 #pragma once
 #include <functional>
 #include <string>

@@ -217,9 +217,9 @@ PinnedUpload::~PinnedUpload() {
 
 const void* PinnedUpload::upload(const void* host_src, size_t bytes) {
   if (bytes > capacity_)
-    fail_call("uploading the input to the GPU",
-              std::to_string(bytes) + " bytes exceed the " + std::to_string(capacity_) +
-                  " set up for this kernel");
+    fail_call("uploading the input to the GPU", std::to_string(bytes) + " bytes exceed the " +
+                                                    std::to_string(capacity_) +
+                                                    " set up for this kernel");
   HPDL_CUDA_CHECK(cudaEventSynchronize(copied_));  // the previous copy has left pinned_
   if (bytes == 0) return on_device_.get();
   std::memcpy(pinned_.get(), host_src, bytes);
