@@ -250,6 +250,7 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
     p.warmup = r.get_int("warmup", p.warmup, 0, kMaxInt);
     p.active = r.get_int("active", p.active, 1, kMaxInt);
     p.repeat = r.get_int("repeat", p.repeat, 0, kMaxInt);
+    p.ceilings = r.get_bool("ceilings", p.ceilings);
     r.finish();
   }
   {

@@ -3,45 +3,27 @@
 // rank's compute ceilings (GEMM peak, memory bandwidth), writes network.json and prints a
 // table on rank 0. Also the smoke test before a long job: it touches every host and every
 // host pair, and flags a pair or host far slower than the others (--strict: exit 3 then).
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
-#include "hpdl/kernels/ceilings.hpp"
 #include "hpdl/net/calibration.hpp"
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/mpi_command.hpp"
+#include "hpdl/run/rank_ceilings.hpp"
 
 namespace hpdl {
 namespace {
 
-// The ceilings (kernels/ceilings.hpp) of every rank at once, through the CPU backend on the
-// rank's OpenMP threads, as training would share the node: each rank fills its own entries
-// and a sum gives every rank (rank 0 writes them) the whole lists. A rank that cannot read
-// the boot id counts as alone on its machine.
+// Every rank's ceilings, through the CPU backend, as training would share the node.
 void measure_compute(const Comm& comm, Calibration& c) {
-  // The ranks on this machine share its memory for the bandwidth test: counted by the
-  // kernel's boot id, which emulated hosts (network namespaces) share with their machine.
-  std::string boot;
-  std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);
-  const std::vector<std::string> boots = comm.allgather(boot);
-  const int n = comm.size();
-  const int on_node =
-      boot.empty() ? 1 : static_cast<int>(std::count(boots.begin(), boots.end(), boot));
-  auto kernels = make_kernel_factory("onednn");
-  comm.barrier();
-  const Ceilings mine = measure_ceilings(*kernels, 0.3, on_node);
-  std::vector<double> all(2 * static_cast<size_t>(n), 0.0);
-  all[static_cast<size_t>(comm.rank())] = mine.gemm_flops_per_s;
-  all[static_cast<size_t>(n + comm.rank())] = mine.memory_Bps;
-  comm.allreduce_sum(all.data(), 2 * int64_t(n));
-  c.gemm_flops_per_s.assign(all.begin(), all.begin() + n);
-  c.memory_Bps.assign(all.begin() + n, all.end());
+  RankCeilings r = measure_rank_ceilings(comm, "onednn");
+  c.gemm_flops_per_s = std::move(r.gemm_flops_per_s);
+  c.memory_Bps = std::move(r.memory_Bps);
 }
 
 }  // namespace

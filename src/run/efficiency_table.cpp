@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "hpdl/core/atomic_file.hpp"
+#include "hpdl/core/error.hpp"
 
 namespace hpdl {
 
@@ -24,6 +25,20 @@ PassEfficiency efficiency_of(const PassTiming& t, const Ceilings& c) {
   }
   e.lost_s = std::max(0.0, t.seconds - ideal_s);
   return e;
+}
+
+std::vector<PassTiming> passes_of(const CsvTable& layers) {
+  HPDL_REQUIRE(layers.has("forward_gflop"),
+               layers.path() + " has no work columns (profiled before they were)");
+  std::vector<PassTiming> passes;
+  for (size_t r = 0; r < layers.rows(); ++r)
+    for (const std::string pass : {"forward", "backward"})
+      passes.push_back(
+          {layers.text(r, "layer"),
+           pass,
+           layers.number(r, pass + "_mean_us") / 1e6,
+           {layers.number(r, pass + "_gflop") * 1e9, layers.number(r, pass + "_mb") * 1e6}});
+  return passes;
 }
 
 void print_efficiency(std::vector<PassTiming> passes, const Ceilings& c, double iteration_s,

@@ -13,6 +13,7 @@
 #include "hpdl/core/stop_signal.hpp"
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/dist/param_shards.hpp"
+#include "hpdl/run/efficiency_table.hpp"
 #include "hpdl/run/manifest.hpp"
 #include "hpdl/version.hpp"
 
@@ -270,6 +271,23 @@ void RunReport::profile(const ProfileConfig& cfg, const TraceSummary& t) {
                           {"recorded_step_us", t.recorded_step_us},
                           {"unrecorded_step_us", t.unrecorded_step_us},
                           {"overhead", t.overhead}};
+}
+
+void RunReport::efficiency(const RankCeilings& ceilings) {
+  const Ceilings c = ceilings.median();
+  const std::vector<PassTiming> passes = passes_of(CsvTable(dir_.file("layers.csv")));
+  write_efficiency_csv(passes, c, dir_.file("efficiency.csv"));
+  double flops = 0, seconds = 0;
+  for (const PassTiming& t : passes) flops += t.work.flops, seconds += t.seconds;
+  if (seconds > 0 && c.gemm_flops_per_s > 0)
+    dir_.log("efficiency: the layers ran " + fmt("%.3f", flops / 1e9) + " GFLOP in " +
+             fmt("%.2f", 1e3 * seconds) + " ms a step = " + fmt("%.1f", flops / seconds / 1e9) +
+             " GFLOP/s, " + fmt("%.1f", 100 * flops / seconds / c.gemm_flops_per_s) +
+             "% of the measured GEMM peak (" + fmt("%.1f", c.gemm_flops_per_s / 1e9) +
+             " GFLOP/s, memory " + fmt("%.1f", c.memory_Bps / 1e9) +
+             " GB/s; medians over the ranks); per layer: efficiency.csv");
+  manifest_["ceilings"] = {{"gemm_flops_per_s", ceilings.gemm_flops_per_s},
+                           {"memory_Bps", ceilings.memory_Bps}};
 }
 
 void RunReport::finish(Model& model, const FinalModel& final_model,

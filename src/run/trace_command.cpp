@@ -12,6 +12,7 @@
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/efficiency_table.hpp"
+#include "hpdl/run/rank_ceilings.hpp"
 
 namespace hpdl {
 
@@ -22,7 +23,7 @@ Ceilings calibrated_ceilings(const std::string& path) {
   const Calibration c = read_calibration(path);
   if (c.gemm_flops_per_s.empty())
     throw Error(path + " holds no compute ceilings (calibrate again without --no-compute)");
-  return {stats_of(c.gemm_flops_per_s).p50, stats_of(c.memory_Bps).p50};
+  return RankCeilings{c.gemm_flops_per_s, c.memory_Bps}.median();
 }
 
 }  // namespace
@@ -44,7 +45,6 @@ int cmd_trace_summary(const std::string& dir, const std::string& network) {
                   layers.number(r, "backward_p95_us"), f > 0 ? b / f : 0.0);
     }
     std::printf("%-16s %11.1f %19s %12.1f\n", "sum", f_sum, "", b_sum);
-    const bool work = layers.has("forward_gflop");
     double wall = 0, attributed = 0, worst = 1;
     std::vector<double> parts(kStepParts.size(), 0.0);
     for (size_t r = 0; r < steps.rows(); ++r) {
@@ -61,16 +61,7 @@ int cmd_trace_summary(const std::string& dir, const std::string& network) {
       std::printf(" %s %.1f us", kStepParts[k].c_str(), parts[k] / n);
     std::printf(", unattributed %.1f us\n", (wall - attributed) / n);
     if (!network.empty()) {
-      HPDL_REQUIRE(work, dir + "/layers.csv has no work columns (profiled before they were)");
-      std::vector<PassTiming> passes;
-      for (size_t r = 0; r < layers.rows(); ++r)
-        for (const std::string pass : {"forward", "backward"})
-          passes.push_back(
-              {layers.text(r, "layer"),
-               pass,
-               layers.number(r, pass + "_mean_us") / 1e6,
-               {layers.number(r, pass + "_gflop") * 1e9, layers.number(r, pass + "_mb") * 1e6}});
-      print_efficiency(passes, calibrated_ceilings(network), wall / n / 1e6, stdout);
+      print_efficiency(passes_of(layers), calibrated_ceilings(network), wall / n / 1e6, stdout);
     }
     return 0;
   } catch (const std::exception& e) {

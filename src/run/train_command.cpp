@@ -24,6 +24,7 @@
 #include "hpdl/run/manifest.hpp"
 #include "hpdl/run/mpi_command.hpp"
 #include "hpdl/run/progress.hpp"
+#include "hpdl/run/rank_ceilings.hpp"
 #include "hpdl/run/report.hpp"
 #include "hpdl/run/run_dir.hpp"
 #include "hpdl/run/same_job.hpp"
@@ -246,6 +247,11 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
           write_trace(comm, *prof, report ? s.out->path() : "",
                       report ? report->manifest() : nlohmann::json{}, s.model->work_by_layer());
       if (report) report->profile(s.cfg.profile, t);
+    }
+    if (prof && s.cfg.profile.ceilings) {
+      WatchdogScope guard(watchdog, "compute ceilings", steps);
+      const RankCeilings ceilings = measure_rank_ceilings(comm, s.cfg.run.backend);
+      if (report) report->efficiency(ceilings);
     }
     std::vector<double> rss;
     {

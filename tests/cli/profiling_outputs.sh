@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Profiled runs carry each layer's work (layers.csv: GFLOP and MB per pass, the tiny model's
-# dense1 counted by hand), and `hpdl compare A B` puts two runs side by side: a run against
+# dense1 counted by hand) and their efficiency against the ranks' measured ceilings
+# (efficiency.csv: dense1's GFLOP/s is its FLOPs over its mean time, its peak share that over
+# the manifest's median GEMM peak; the log's efficiency line), and `hpdl compare A B` puts two runs side by side: a run against
 # itself changes nothing; two hand-made profiles get the ratios, noise and verdicts worked
 # out by hand; its refusals name the file. `hpdl time --csv` writes the efficiency rows and
 # profiling/plot_roofline.py draws them (when matplotlib is there).
@@ -27,6 +29,16 @@ got = float(row["forward_gflop"])
 assert abs(got - want) <= 1e-9 * max(1, want) + 1e-12, (got, want)
 assert float(row["backward_mb"]) > 0
 print(f"dense1 forward {got * 1e9:.0f} FLOP at batch {batch}, as counted by hand")
+import json, statistics
+eff = {(r["layer"], r["pass"]): r for r in csv.DictReader(open(sys.argv[1] + "/efficiency.csv"))}
+e = eff[("dense1", "forward")]
+rate = float(row["forward_gflop"]) / (float(row["forward_mean_us"]) / 1e6)
+assert abs(float(e["gflops_per_s"]) - rate) <= 1e-6 * rate, (e["gflops_per_s"], rate)
+peak = statistics.median(json.load(open(sys.argv[1] + "/manifest.json"))["ceilings"]["gemm_flops_per_s"])
+assert peak > 0 and abs(float(e["peak_share"]) - rate * 1e9 / peak) <= 1e-6, (e["peak_share"], peak)
+assert e["bound"] in ("compute", "memory"), e["bound"]
+assert any(l.startswith("efficiency: the layers ran") for l in open(sys.argv[1] + "/log.txt")), "no efficiency line"
+print(f"dense1 forward {rate:.2f} GFLOP/s = {100 * float(e['peak_share']):.2f} % of the measured peak ({peak / 1e9:.1f} GFLOP/s), {e['bound']}-bound")
 PY
 "$hpdl" compare "$out/a" "$out/a" >"$out/same.txt"
 grep -q "^step (median wall" "$out/same.txt"

@@ -101,6 +101,9 @@ struct ProfileConfig {
   int64_t warmup = 1;
   int64_t active = 20;
   int64_t repeat = 1;
+  // After the run: each rank's GEMM peak and memory bandwidth measured through its backend
+  // (about a second), and each layer's efficiency against them in efficiency.csv.
+  bool ceilings = true;
   bool operator==(const ProfileConfig&) const = default;
 };
 

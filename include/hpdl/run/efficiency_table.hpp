@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hpdl/kernels/ceilings.hpp"
+#include "hpdl/profile/trace_csv.hpp"
 #include "hpdl/profile/work.hpp"
 
 namespace hpdl {
@@ -24,6 +25,8 @@ struct PassEfficiency {
   std::string bound = "-";  // "compute", "memory", or "-" (no work counted)
 };
 PassEfficiency efficiency_of(const PassTiming& t, const Ceilings& c);
+// Each layer's forward and backward of a profiled run's layers.csv (mean time, work).
+std::vector<PassTiming> passes_of(const CsvTable& layers);
 
 // The table, then one line for the whole iteration (its FLOPs over `iteration_s`).
 void print_efficiency(std::vector<PassTiming> passes, const Ceilings& c, double iteration_s,

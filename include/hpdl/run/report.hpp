@@ -9,6 +9,7 @@
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/profile/trace_writer.hpp"
+#include "hpdl/run/rank_ceilings.hpp"
 #include "hpdl/run/run_dir.hpp"
 #include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/model_selection.hpp"
@@ -50,6 +51,9 @@ class RunReport {
                         const std::vector<int64_t>& pushes_at_first_done);
   // Logs what the trace writer wrote and adds it to the manifest.
   void profile(const ProfileConfig& cfg, const TraceSummary& t);
+  // Each layer's efficiency against the ranks' median ceilings: efficiency.csv beside
+  // layers.csv, one log line for the whole iteration, the ceilings in the manifest.
+  void efficiency(const RankCeilings& ceilings);
   const nlohmann::json& manifest() const { return manifest_; }
   // final_model: the model the run ends with (train.keep) and its test result; confusion:
   // of that evaluation; steps: optimizer updates; peak_rss_mib: per rank.
