@@ -3,14 +3,19 @@
 (seed 001): for every profiled task (its run directory holds layers.csv, written when the
 grid line sets profile.enabled=true), each layer's forward and backward time, backward over
 forward, its share of the iteration's layer time, and its achieved GFLOP/s (from the work
-columns). Writes layers_sweep.csv, layers_sweep.md and layer_time.png (each layer's forward
-+ backward time across the configurations, one line per layer) into the sweep directory.
-Called by collect_sweep.py; does nothing when no task was profiled.
+columns), with the task's threads per rank (its manifest). Writes layers_sweep.csv,
+layers_sweep.md and layer_time.png (each layer's forward + backward time across the
+configurations, one line per layer) into the sweep directory; where the grid runs one
+configuration at several thread counts (threads=N on its lines), also layers_threads.md and
+layer_scaling.png: each layer's time and speed-up over its fewest threads, the thesis's
+scaling with cores. Called by collect_sweep.py; does nothing when no task was profiled.
 
 Usage: collect_layers.py SWEEP_DIR GRID
 """
 import csv
+import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -25,12 +30,17 @@ def collect(sweep, lines):
             continue
         with open(path) as f:
             layers = list(csv.DictReader(f))
+        try:
+            with open(os.path.join(sweep, "task%d" % k, "manifest.json")) as f:
+                threads = json.load(f).get("threads_per_rank", "")
+        except (OSError, ValueError):
+            threads = ""
         total = sum(float(r["forward_mean_us"]) + float(r["backward_mean_us"]) for r in layers)
         for r in layers:
             f_us, b_us = float(r["forward_mean_us"]), float(r["backward_mean_us"])
             def rate(gflop, us):
                 return "%.2f" % (float(gflop) / (us * 1e-6)) if gflop not in (None, "") and us > 0 else ""
-            rows.append({"task": k, "configuration": line, "layer": r["layer"],
+            rows.append({"task": k, "configuration": line, "threads": threads, "layer": r["layer"],
                          "forward_ms": "%.4f" % (f_us / 1e3), "backward_ms": "%.4f" % (b_us / 1e3),
                          "backward_over_forward": "%.2f" % (b_us / f_us) if f_us > 0 else "",
                          "share_of_layers": "%.4f" % ((f_us + b_us) / total) if total > 0 else "",
@@ -77,10 +87,61 @@ def write(sweep, rows):
     fig.savefig(os.path.join(sweep, "layer_time.png"), dpi=110)
 
 
+def thread_scaling(sweep, rows):
+    """Per configuration run at two or more thread counts (its line without threads=N):
+    each layer's forward + backward time per thread count and the speed-up over the fewest."""
+    groups = {}
+    for r in rows:
+        if r["threads"] == "":
+            continue
+        base = re.sub(r"\s*threads=\S+", "", r["configuration"]).strip()
+        groups.setdefault(base, {}).setdefault(int(r["threads"]), {})[r["layer"]] = (
+            float(r["forward_ms"]) + float(r["backward_ms"]))
+    groups = {b: g for b, g in groups.items() if len(g) >= 2}
+    if not groups:
+        return
+    md = []
+    for base, by_threads in groups.items():
+        counts = sorted(by_threads)
+        md += ["", "%s" % base, "",
+               "| layer | " + " | ".join("%d thr ms (speed-up)" % t for t in counts) + " |",
+               "|---|" + "---|" * len(counts)]
+        for layer in by_threads[counts[0]]:
+            t0 = by_threads[counts[0]][layer]
+            cells = []
+            for t in counts:
+                ms = by_threads[t].get(layer)
+                speedup = "%.2fx" % (t0 / ms) if t0 > 0 and ms and ms > 0 else "-"
+                cells.append("" if ms is None else "%.3f (%s)" % (ms, speedup))
+            md.append("| %s | %s |" % (layer, " | ".join(cells)))
+    with open(os.path.join(sweep, "layers_threads.md"), "w") as f:
+        f.write("per-layer forward + backward time per step against the threads per rank\n" +
+                "\n".join(md) + "\n")
+    print("\n".join(md))
+    plt = pyplot("layer_scaling.png")
+    if not plt:
+        return
+    fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4.5), squeeze=False)
+    for ax, (base, by_threads) in zip(axes[0], groups.items()):
+        counts = sorted(by_threads)
+        for layer, t0 in by_threads[counts[0]].items():
+            ax.plot(counts, [t0 / by_threads[t][layer] if by_threads[t].get(layer) else float("nan")
+                             for t in counts], marker="o", markersize=3, label=layer)
+        ax.plot(counts, [t / counts[0] for t in counts], "k--", linewidth=0.8, label="linear")
+        ax.set_xlabel("OpenMP threads per rank")
+        ax.set_ylabel("speed-up over %d thread(s)" % counts[0])
+        ax.set_title(base[-60:], fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(os.path.join(sweep, "layer_scaling.png"), dpi=110)
+
+
 def main(sweep, lines):
     rows = collect(sweep, lines)
     if rows:
         write(sweep, rows)
+        thread_scaling(sweep, rows)
 
 
 if __name__ == "__main__":

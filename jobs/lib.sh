@@ -11,13 +11,13 @@ hpdl_bin() {
 }
 
 # srun_train CONFIG [hpdl train arguments...]: one hpdl rank per Slurm task, OpenMP threads
-# from --cpus-per-task, outputs in outputs/<job id>/ (
+# from HPDL_THREADS, else --cpus-per-task, outputs in outputs/<job id>/ (
 # SLURM_JOB_ID; HPDL_OUTPUTS and HPDL_RUN_NAME change that), resuming from that directory's checkpoint after a requeue.
 srun_train() {
   local hpdl rc=0
   hpdl=$(hpdl_bin)
   [ -x "$hpdl" ] || { echo "hpdl job: cannot find the hpdl binary (set HPDL or module load hpdl)" >&2; exit 1; }
-  export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1}
+  export OMP_NUM_THREADS=${HPDL_THREADS:-${SLURM_CPUS_PER_TASK:-1}}
   cd "${SLURM_SUBMIT_DIR:-.}"
   echo "hpdl job $SLURM_JOB_ID (restart ${SLURM_RESTART_COUNT:-0}): $SLURM_NTASKS tasks on ${SLURM_JOB_NODELIST:-?}, $OMP_NUM_THREADS threads each"
   srun --mpi="${HPDL_SRUN_MPI:-pmix}" --kill-on-bad-exit=1 ${HPDL_SRUN_ARGS:-} \
@@ -42,9 +42,18 @@ grid_lines() {
 }
 
 # grid_args LINE: "CONFIG key=value ..." as hpdl train arguments: CONFIG --set key=value ...
+# (the word threads=N is the task's thread count, not a config key: grid_threads reads it).
 grid_args() {
   local first=1 word
   for word in $1; do
+    case $word in threads=*) continue ;; esac
     if [ $first -eq 1 ]; then printf '%s\n' "$word"; first=0; else printf -- '--set\n%s\n' "$word"; fi
+  done
+}
+# grid_threads LINE: N of its threads=N (OpenMP threads per rank for that task), or nothing.
+grid_threads() {
+  local word
+  for word in $1; do
+    case $word in threads=*) echo "${word#threads=}" ;; esac
   done
 }

@@ -3,7 +3,8 @@
 # bad), then the array job (c) with one task per line and the collection job (d) after it.
 #   bash jobs/submit_sweep.sh GRID [sbatch options for the array tasks, e.g. -n 4 --time=2:00:00]
 # Grid file: one configuration per line, "CONFIG key=value key=value ..." (the keys are
-# hpdl --set overrides, values without spaces); '#' starts a comment. Prints the two job
+# hpdl --set overrides, values without spaces; threads=N runs that line's ranks with N OpenMP
+# threads, at most the tasks' --cpus-per-task); '#' starts a comment. Prints the two job
 # ids and the sweep directory.
 set -eu
 jobs_dir=$(cd "$(dirname "$0")" && pwd)
@@ -16,6 +17,11 @@ hpdl=$(SLURM_SUBMIT_DIR=$PWD hpdl_bin)
 n=0
 while IFS=$'\t' read -r lineno line; do
   mapfile -t args < <(grid_args "$line")
+  threads=$(grid_threads "$line")
+  if [ -n "$threads" ] && ! [[ "$threads" =~ ^[1-9][0-9]*$ ]]; then
+    echo "submit_sweep: $grid:$lineno: threads=$threads is not a positive whole number" >&2
+    exit 1
+  fi
   if ! err=$("$hpdl" check "${args[@]}" 2>&1 >/dev/null); then
     echo "submit_sweep: $grid:$lineno: ${err#hpdl: error: }" >&2
     exit 1

@@ -70,8 +70,9 @@ echo "(b) parameter-server job $jid: complete, 1 server + 2 workers"
 printf '%s\n' "# a small grid: hidden units x learning rate" \
   "$fx/tiny.toml model.layers.1.units=8" \
   "$fx/tiny.toml model.layers.1.units=16 optimizer.lr=0.02   # comment" "" \
-  "$fx/tiny.toml model.layers.1.units=32 train.epochs=2 profile.enabled=true profile.active=8" > grid.txt
-out=$(bash "$HPDL_JOBS/submit_sweep.sh" grid.txt -n 2 --overcommit) || fail "submit_sweep: $out"
+  "$fx/tiny.toml model.layers.1.units=32 train.epochs=2 profile.enabled=true profile.active=8 threads=1" \
+  "$fx/tiny.toml model.layers.1.units=32 train.epochs=2 profile.enabled=true profile.active=8 threads=2" > grid.txt
+out=$(bash "$HPDL_JOBS/submit_sweep.sh" grid.txt -n 2 -c 2 --overcommit) || fail "submit_sweep: $out"
 echo "$out"
 array=$(echo "$out" | sed -n 's/.*array job \([0-9]*\),.*/\1/p')
 collect=$(echo "$out" | sed -n 's/.*collection job \([0-9]*\),.*/\1/p')
@@ -79,18 +80,21 @@ st=$(wait_job "$collect" 240)
 [ "$st" = COMPLETED ] || fail "(d) collection job $collect ended $st"
 dir=outputs/$array
 for f in results.csv results.md accuracy_vs_time.png; do [ -s "$dir/$f" ] || fail "(d) missing $dir/$f"; done
-[ "$(grep -c ',complete,' "$dir/results.csv")" -eq 3 ] || fail "(d) $dir/results.csv does not list 3 complete runs"
+[ "$(grep -c ',complete,' "$dir/results.csv")" -eq 4 ] || fail "(d) $dir/results.csv does not list 4 complete runs"
 grep -q 'units=16 optimizer.lr=0.02' "$dir/results.md" || fail "(d) results.md lacks the grid line"
-# The profiled line (task 2): its layers in the per-layer table, with GFLOP/s.
-for f in layers_sweep.csv layers_sweep.md layer_time.png; do [ -s "$dir/$f" ] || fail "(d) missing $dir/$f"; done
-/usr/bin/python3 - "$dir/layers_sweep.csv" <<'PY' || fail "(d) layers_sweep.csv is not task 2's profile"
+# The profiled lines (tasks 2 and 3, the same run on 1 and 2 threads): their layers in the
+# per-layer table, with GFLOP/s and threads, and the scaling with threads.
+for f in layers_sweep.csv layers_sweep.md layer_time.png layers_threads.md; do [ -s "$dir/$f" ] || fail "(d) missing $dir/$f"; done
+/usr/bin/python3 - "$dir/layers_sweep.csv" <<'PY' || fail "(d) layers_sweep.csv is not tasks 2 and 3's profiles"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert {r["task"] for r in rows} == {"2"}, rows
+assert {r["task"] for r in rows} == {"2", "3"}, rows
+assert {r["task"]: r["threads"] for r in rows} == {"2": "1", "3": "2"}, rows
 dense = next(r for r in rows if r["layer"] == "dense1")
 assert float(dense["forward_ms"]) > 0 and float(dense["forward_gflops_per_s"]) > 0, dense
-assert abs(sum(float(r["share_of_layers"]) for r in rows) - 1) < 1e-3, rows
+assert abs(sum(float(r["share_of_layers"]) for r in rows if r["task"] == "2") - 1) < 1e-3, rows
 PY
+grep -q "| dense1 | .* (1.00x) | .*x) |" "$dir/layers_threads.md" || fail "(d) layers_threads.md: $(cat "$dir/layers_threads.md")"
 cat "$dir/results.md"
 
 # A grid with an unknown key: refused, naming the line, and nothing queued.
