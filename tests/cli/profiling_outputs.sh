@@ -33,9 +33,11 @@ import json, statistics
 eff = {(r["layer"], r["pass"]): r for r in csv.DictReader(open(sys.argv[1] + "/efficiency.csv"))}
 e = eff[("dense1", "forward")]
 rate = float(row["forward_gflop"]) / (float(row["forward_mean_us"]) / 1e6)
-assert abs(float(e["gflops_per_s"]) - rate) <= 1e-6 * rate, (e["gflops_per_s"], rate)
+# Both files print 6 significant digits: the recomputation agrees to about 1e-5.
+assert abs(float(e["gflops_per_s"]) - rate) <= 1e-4 * rate, (e["gflops_per_s"], rate)
 peak = statistics.median(json.load(open(sys.argv[1] + "/manifest.json"))["ceilings"]["gemm_flops_per_s"])
-assert peak > 0 and abs(float(e["peak_share"]) - rate * 1e9 / peak) <= 1e-6, (e["peak_share"], peak)
+share = rate * 1e9 / peak
+assert peak > 0 and abs(float(e["peak_share"]) - share) <= 1e-4 * share, (e["peak_share"], share)
 assert e["bound"] in ("compute", "memory"), e["bound"]
 assert any(l.startswith("efficiency: the layers ran") for l in open(sys.argv[1] + "/log.txt")), "no efficiency line"
 print(f"dense1 forward {rate:.2f} GFLOP/s = {100 * float(e['peak_share']):.2f} % of the measured peak ({peak / 1e9:.1f} GFLOP/s), {e['bound']}-bound")
