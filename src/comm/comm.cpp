@@ -66,6 +66,11 @@ int Comm::node_rank() const {
   return r;
 }
 
+void Comm::bound_waits_by(Watchdog* w) {
+  watchdog_ = w;
+  if (w) w->relay_failures(relay_);
+}
+
 void Comm::wait_all(int n, MPI_Request* requests) const {
   while (true) {
     int done = 0;

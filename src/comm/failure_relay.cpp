@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "hpdl/comm/comm.hpp"
 #include "hpdl/core/error.hpp"
 
 namespace hpdl {
@@ -24,6 +25,8 @@ constexpr int kMaxLine = 4000;
 // How long rank 0 waits for the ranks' acknowledgements before it exits: the ranks in a
 // polled wait answer within milliseconds; one that cannot poll is ended by the launcher.
 constexpr double kAckBound_s = 3.0;
+// The least a failing rank waits for rank 0, whatever run.watchdog_s says.
+constexpr double kMinFailBound_s = 5.0;
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -75,7 +78,8 @@ void FailureRelay::fail(const std::string& error, double bound_s) {
   if (rank_ == 0 || size_ == 1) end_job(line);
   MPI_Request sent = MPI_REQUEST_NULL;
   MPI_Isend(line.data(), static_cast<int>(line.size()), MPI_CHAR, 0, kFailTag, comm_, &sent);
-  const double deadline = now_s() + std::max(bound_s, 5.0);
+  const double bound = std::max(bound_s, kMinFailBound_s);
+  const double deadline = now_s() + bound;
   while (now_s() < deadline) {
     int flag = 0;
     if (MPI_Iprobe(0, kEndTag, comm_, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) leave();
@@ -84,10 +88,9 @@ void FailureRelay::fail(const std::string& error, double bound_s) {
   }
   // Rank 0 did not take the error: stopped, gone, or still busy. This rank ends the job.
   std::fprintf(stderr, "hpdl: error: %s (rank 0 did not answer within %.0f s: job aborted)\n",
-               line.c_str(), std::max(bound_s, 5.0));
+               line.c_str(), bound);
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  exit_now();
+  MpiSession::abort(1);
 }
 
 void FailureRelay::end_job(const std::string& line) {

@@ -11,6 +11,7 @@
 
 #include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/kernels/kernels.hpp"
 #include "hpdl/net/calibration.hpp"
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/mpi_command.hpp"
@@ -21,7 +22,8 @@ namespace {
 
 // Every rank's ceilings, through the CPU backend, as training would share the node.
 void measure_compute(const Comm& comm, Calibration& c) {
-  RankCeilings r = measure_rank_ceilings(comm, "onednn");
+  auto kernels = make_kernel_factory("onednn");
+  RankCeilings r = measure_rank_ceilings(comm, *kernels);
   c.gemm_flops_per_s = std::move(r.gemm_flops_per_s);
   c.memory_Bps = std::move(r.memory_Bps);
 }
@@ -38,7 +40,6 @@ int cmd_calibrate(const CalibrateArgs& args, int* argc, char*** argv) {
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   return run_under_mpi(argc, argv, [&](Comm& comm) {
     Watchdog watchdog(args.watchdog_s, comm.rank());
-    watchdog.relay_failures(comm.failure_relay());
     comm.bound_waits_by(&watchdog);
     if (comm.rank() == 0)
       std::printf("calibrating %d ranks (up to %lld bytes, at most %.2g s a size) ...\n",

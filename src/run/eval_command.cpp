@@ -59,7 +59,6 @@ SavedModel read_saved_model(const std::string& path) {
 
 int eval(const EvalArgs& args, Comm& comm) {
   Watchdog watchdog(RunConfig{}.watchdog_s, comm.rank());
-  watchdog.relay_failures(comm.failure_relay());
   comm.bound_waits_by(&watchdog);
   SavedModel saved;
   std::unique_ptr<H5Split> data;

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <string>
 
-#include "hpdl/kernels/kernels.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 
 namespace hpdl {
@@ -14,16 +14,15 @@ Ceilings RankCeilings::median() const {
   return {stats_of(gemm_flops_per_s).p50, stats_of(memory_Bps).p50};
 }
 
-RankCeilings measure_rank_ceilings(const Comm& comm, const std::string& backend, double seconds) {
+RankCeilings measure_rank_ceilings(const Comm& comm, KernelFactory& kernels, double seconds) {
   std::string boot;
   std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);
   const std::vector<std::string> boots = comm.allgather(boot);
   const int n = comm.size();
   const int on_node =
       boot.empty() ? 1 : static_cast<int>(std::count(boots.begin(), boots.end(), boot));
-  auto kernels = make_kernel_factory(backend);
   comm.barrier();
-  const Ceilings mine = measure_ceilings(*kernels, seconds, on_node);
+  const Ceilings mine = measure_ceilings(kernels, seconds, on_node);
   std::vector<double> all(2 * static_cast<size_t>(n), 0.0);
   all[static_cast<size_t>(comm.rank())] = mine.gemm_flops_per_s;
   all[static_cast<size_t>(n + comm.rank())] = mine.memory_Bps;

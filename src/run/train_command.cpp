@@ -250,7 +250,7 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
     }
     if (prof && s.cfg.profile.ceilings) {
       WatchdogScope guard(watchdog, "compute ceilings", steps);
-      const RankCeilings ceilings = measure_rank_ceilings(comm, s.cfg.run.backend);
+      const RankCeilings ceilings = measure_rank_ceilings(comm, s.model->kernels());
       if (report) report->efficiency(ceilings);
     }
     std::vector<double> rss;
@@ -340,7 +340,6 @@ int train(const TrainArgs& args, Comm& comm) {
   // Bounds every wait on other ranks; the default limit holds until the config is read.
   Watchdog watchdog(RunConfig{}.watchdog_s, comm.rank());
   watchdog.attach(&board);
-  watchdog.relay_failures(comm.failure_relay());
   comm.bound_waits_by(&watchdog);
   const int rc = train_bounded(args, comm, watchdog);
   {

@@ -28,12 +28,13 @@ class Comm {
   // node (MPI_Comm_split_type, shared memory): one GPU per rank picks GPU node_rank().
   int node_rank() const;
 
-  // Bounds this communicator's waits by w (Watchdog::poll); nullptr: unbounded.
-  void bound_waits_by(Watchdog* w) { watchdog_ = w; }
-  // The job's agreed ending when one rank fails alone (set by run_under_mpi; may be null):
-  // each command's watchdog polls it in every wait.
+  // The job's agreed ending when one rank fails alone (set by run_under_mpi; may be null).
   void relay_failures_through(FailureRelay* relay) { relay_ = relay; }
   FailureRelay* failure_relay() const { return relay_; }
+  // Bounds this communicator's waits by w (Watchdog::poll), which also polls this
+  // communicator's failure relay (every wait then ends when another rank failed alone);
+  // nullptr: unbounded.
+  void bound_waits_by(Watchdog* w);
   // Completes the requests (MPI_REQUEST_NULL allowed), polling.
   void wait_all(int n, MPI_Request* requests) const;
   // Completes some of the requests: returns how many (their indices into `indices`, which

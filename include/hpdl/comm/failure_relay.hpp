@@ -32,8 +32,8 @@ class FailureRelay {
   // reported its error; the others: when rank 0 said the job ends). Costs one MPI_Iprobe.
   void poll();
 
-  // This rank cannot go on: ends the job as described above, waiting at most bound_s for
-  // rank 0. Never returns.
+  // This rank cannot go on: ends the job as described above, waiting at most bound_s (at
+  // least 5 s) for rank 0. Never returns.
   [[noreturn]] void fail(const std::string& error, double bound_s);
 
  private:

@@ -34,7 +34,8 @@ class Watchdog {
   // (before the board is closed). Main thread only.
   void attach(ProgressBoard* board);
   // Lets every poll() also end this process when another rank failed alone (the job's
-  // agreed ending, FailureRelay); nullptr: only the limit ends waits. Main thread only.
+  // agreed ending, FailureRelay; Comm::bound_waits_by passes its own); nullptr: only the
+  // limit ends waits. Main thread only.
   void relay_failures(FailureRelay* relay) { relay_ = relay; }
   void arm(const char* op, int64_t step);
   void disarm();
