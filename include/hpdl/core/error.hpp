@@ -1,7 +1,7 @@
 // Errors in hpdl: one exception type whose what() is the single line the user sees, and
 // check macros for every library call (MPI, HDF5, oneDNN) that name the failed call (its
-// function, not hpdl's source) and the library's own text; the job's ending names the rank. main()
-// turns them into a non-zero exit.
+// function, not hpdl's source) and the library's own text. The job's ending adds the rank
+// (comm/failure_relay.hpp); main() turns them into a non-zero exit.
 #pragma once
 #include <stdexcept>
 #include <string>

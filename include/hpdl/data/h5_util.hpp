@@ -40,7 +40,7 @@ void h5_quiet();
 // when there is one, else the innermost.
 std::string h5_error_text();
 
-// HDF5 calls return a negative value on failure: the message names the call, file:line and
+// HDF5 calls return a negative value on failure: the message names the called function and
 // HDF5's own reason.
 #define HPDL_CHECK_H5(call)                                                            \
   do {                                                                                 \

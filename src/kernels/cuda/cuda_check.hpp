@@ -1,6 +1,6 @@
 // Checks for every CUDA runtime and cuBLAS call: a failure throws hpdl::Error naming the
-// rank, the call, the library's own error text and a hint. Private to the CUDA
-// backend (src/kernels/cuda/).
+// called function, the library's own error text and a hint. Private to the CUDA backend
+// (src/kernels/cuda/).
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
