@@ -14,57 +14,22 @@ fx=$src/build/tests/fixtures
 work=$(mktemp -d /tmp/hpdl_bench_stop.XXXXXX)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [ -x "$hpdl" ] && [ -f "$fx/train.h5" ] || { echo "bench_stop: build first (bash scripts/setup.sh)"; exit 2; }
-cat >"$work/big.toml" <<EOF
-[run]
-name = "big"
-output_dir = "$work/out"
-[data]
-train_file = "$fx/train.h5"
-test_file = "$fx/test.h5"
-[model]
-input = [1, 8, 8]
-classes = 4
-[[model.layers]]
-type = "flatten"
-[[model.layers]]
-type = "dense"
-units = 5000
-[[model.layers]]
-type = "relu"
-[[model.layers]]
-type = "dense"
-units = 5000
-[[model.layers]]
-type = "relu"
-[[model.layers]]
-type = "dense"
-units = 4
-[optimizer]
-name = "sgd"
-lr = 0.001
-[train]
-batch = 16
-epochs = 100000
-progress = false
-EOF
+# The fixture config with its layers replaced by the ~100 MB model.
+model=(--set 'model.layers=[{type="flatten"},{type="dense",units=5000},{type="relu"},{type="dense",units=5000},{type="relu"},{type="dense",units=4}]'
+  --set optimizer.name=sgd --set optimizer.lr=0.001 --set train.epochs=100000
+  --set run.name=big --set "run.output_dir=\"$work/out\"")
 
-# A cgroup of 0.25 core for the slow host (v1 cpu hierarchy or v2), or "" where none.
-slow_cg=""
-if [ -f /sys/fs/cgroup/cpu/cgroup.procs ]; then
-  slow_cg=/sys/fs/cgroup/cpu/hpdl_bench_stop
-  mkdir -p "$slow_cg" && echo 100000 >"$slow_cg/cpu.cfs_period_us" && echo 25000 >"$slow_cg/cpu.cfs_quota_us" || slow_cg=""
-elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-  slow_cg=/sys/fs/cgroup/hpdl_bench_stop
-  mkdir -p "$slow_cg" && echo "25000 100000" >"$slow_cg/cpu.max" || slow_cg=""
-fi
+# The slow host: a CPU budget of 0.25 core (scripts/cpu_budget.sh), or none.
+source "$src/scripts/cpu_budget.sh"
+slow_cg=$(cpu_budget_make hpdl_bench_stop 0.25 100000) || slow_cg=""
 cleanup() {
-  pkill -f "$work/big.toml" 2>/dev/null
-  [ -n "$slow_cg" ] && rmdir "$slow_cg" 2>/dev/null
+  pkill -f "$work/out" 2>/dev/null
+  [ -n "$slow_cg" ] && cpu_budget_remove "$slow_cg"
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-mpirun_args=(--oversubscribe --bind-to none -np 2 "$hpdl" train "$work/big.toml")
+mpirun_args=(--oversubscribe --bind-to none -np 2 "$hpdl" train "$fx/tiny.toml" "${model[@]}")
 # ROUTE GRACE HOST: one row. ROUTE: launcher-term (SIGTERM to jobs/mpirun_stop.sh),
 # launcher-ctrlc (SIGINT to its process group, as a terminal's Ctrl-C), mpirun-term,
 # mpirun-ctrlc (the same to a bare mpirun). HOST: fast or slow.

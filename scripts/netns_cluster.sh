@@ -34,35 +34,13 @@ die() { echo "netns_cluster: $*" >&2; exit 2; }
 host_ns() { echo "hpdl-h$1"; }
 host_addr() { echo "$subnet.$((10 + $1))"; }
 
-# The cgroup of host I's CPU budget: v1's cpu hierarchy, else the v2 unified one.
-cg_root() {
-  if [ -d /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cgroup.procs ]; then echo /sys/fs/cgroup/cpu
-  elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo /sys/fs/cgroup
-  else echo ""; fi
-}
-host_cg() { echo "$(cg_root)/hpdl-h$1"; }
-our_cgroups() { local r; r=$(cg_root); [ -n "$r" ] && find "$r" -maxdepth 1 -type d -regex '.*/hpdl-h[0-9]+' || true; }
-# Empties a cgroup (its processes go back to the parent) and removes it.
-remove_cgroup() {
-  local cg=$1 pid
-  for pid in $(cat "$cg/cgroup.procs" 2>/dev/null); do echo "$pid" >"$(dirname "$cg")/cgroup.procs" 2>/dev/null || true; done
-  rmdir "$cg" 2>/dev/null || true
-}
+# Host I's CPU budget (scripts/cpu_budget.sh): the cgroup hpdl-hI.
+source "$(dirname "${BASH_SOURCE[0]}")/cpu_budget.sh"
+our_cgroups() { local r; r=$(cpu_budget_root); [ -n "$r" ] && find "$r" -maxdepth 1 -type d -regex '.*/hpdl-h[0-9]+' || true; }
 # Sets host I's budget to CPUS cores per PERIOD microseconds.
 make_cgroup() {
-  local i=$1 cpus=$2 period=$3 root cg quota
-  root=$(cg_root)
-  [ -n "$root" ] || die "--cpus-per-host needs a cgroup cpu controller (none under /sys/fs/cgroup)"
-  cg=$(host_cg "$i")
-  quota=$(awk -v c="$cpus" -v p="$period" 'BEGIN { printf "%d", c * p }')
-  mkdir -p "$cg"
-  if [ "$root" = /sys/fs/cgroup/cpu ]; then
-    echo "$period" >"$cg/cpu.cfs_period_us"
-    echo "$quota" >"$cg/cpu.cfs_quota_us"
-  else
-    grep -qw cpu "$root/cgroup.subtree_control" || echo +cpu >"$root/cgroup.subtree_control"
-    echo "$quota $period" >"$cg/cpu.max"
-  fi
+  cpu_budget_make "hpdl-h$1" "$2" "$3" >/dev/null ||
+    die "--cpus-per-host needs a cgroup cpu controller (none usable under /sys/fs/cgroup)"
 }
 
 our_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^hpdl-(h[0-9]+|sw)$' || true; }
@@ -71,7 +49,7 @@ down() {
   local ns
   for ns in $(our_namespaces); do ip netns del "$ns" 2>/dev/null || true; done
   local cg
-  for cg in $(our_cgroups); do remove_cgroup "$cg"; done
+  for cg in $(our_cgroups); do cpu_budget_remove "$cg"; done
   rm -rf "$state"
 }
 
@@ -125,7 +103,7 @@ up() {
   : >"$state/hostfile"
   for i in $(seq 1 "$n"); do echo "$(host_addr "$i") slots=$slots" >>"$state/hostfile"; done
   printf 'hosts=%s\nrate=%s\nslots=%s\ncpus=%s\nperiod=%s\ncgroups=%s\narm64_root=%s\n' "$n" "$rate" "$slots" \
-    "$cpus" "$period" "$([ -n "$cpus" ] && cg_root)" "$arm64_root" >"$state/settings"
+    "$cpus" "$period" "$([ -n "$cpus" ] && cpu_budget_root)" "$arm64_root" >"$state/settings"
   # OpenMPI's rsh agent: called as AGENT [options] HOST COMMAND...; runs COMMAND in HOST's
   # namespace with HOST's own host name (hpdl-hI; the file system and environment are
   # shared, as on a cluster with NFS).
