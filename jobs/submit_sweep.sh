@@ -14,12 +14,26 @@ grid=$1
 shift
 [ -f "$grid" ] || { echo "submit_sweep: grid file $grid not found" >&2; exit 1; }
 hpdl=$(SLURM_SUBMIT_DIR=$PWD hpdl_bin)
+# The tasks' --cpus-per-task, as these sbatch options give it (sweep.sbatch's default: 1):
+# a line's threads=N may not exceed it.
+cpus=1
+for ((k = 1; k <= $#; k++)); do
+  case ${!k} in
+    --cpus-per-task=*) cpus=${!k#*=} ;;
+    -c?*) cpus=${!k#-c} ;;
+    -c | --cpus-per-task) next=$((k + 1)); cpus=${!next:-1} ;;
+  esac
+done
 n=0
 while IFS=$'\t' read -r lineno line; do
   mapfile -t args < <(grid_args "$line")
   threads=$(grid_threads "$line")
   if [ -n "$threads" ] && ! [[ "$threads" =~ ^[1-9][0-9]*$ ]]; then
     echo "submit_sweep: $grid:$lineno: threads=$threads is not a positive whole number" >&2
+    exit 1
+  fi
+  if [ -n "$threads" ] && [[ "$cpus" =~ ^[0-9]+$ ]] && [ "$threads" -gt "$cpus" ]; then
+    echo "submit_sweep: $grid:$lineno: threads=$threads is more than the tasks' --cpus-per-task=$cpus" >&2
     exit 1
   fi
   if ! err=$("$hpdl" check "${args[@]}" 2>&1 >/dev/null); then

@@ -104,6 +104,15 @@ if err=$(bash "$HPDL_JOBS/submit_sweep.sh" bad.grid 2>&1); then fail "bad grid w
 echo "$err" | grep -q "bad.grid:2: config .*optimizer: unknown key 'lrr'" || fail "bad grid message: $err"
 [ "$(squeue -h | wc -l)" -eq "$before" ] || fail "bad grid queued jobs"
 echo "bad grid refused: $err"
+# threads=N must be a whole number within the tasks' --cpus-per-task (1 unless given).
+printf '%s\n' "$fx/tiny.toml threads=x" > bad.grid
+if err=$(bash "$HPDL_JOBS/submit_sweep.sh" bad.grid 2>&1); then fail "threads=x was accepted: $err"; fi
+echo "$err" | grep -q "bad.grid:1: threads=x is not a positive whole number" || fail "threads=x message: $err"
+printf '%s\n' "$fx/tiny.toml threads=2" "$fx/tiny.toml threads=4" > bad.grid
+if err=$(bash "$HPDL_JOBS/submit_sweep.sh" bad.grid -c 2 2>&1); then fail "threads=4 on -c 2 was accepted: $err"; fi
+echo "$err" | grep -q "bad.grid:2: threads=4 is more than the tasks' --cpus-per-task=2" || fail "threads=4 message: $err"
+[ "$(squeue -h | wc -l)" -eq "$before" ] || fail "bad threads grids queued jobs"
+echo "bad threads refused: $err"
 
 # (e) time limit 2 min, --signal=USR1@60: Slurm sends the signal 30-60 s into each run.
 # The job's config asks for a million epochs, so its first run is surely cut; once the job
