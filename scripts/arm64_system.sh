@@ -32,23 +32,31 @@ cpu=${HPDL_ARM64_CPU:-cortex-a72}
 
 attached() { mountpoint -q "$root/proc"; }
 
-# The checkout, ../shared and the kernel's file systems, mounted inside the root.
+# The kernel's file systems, /tmp and the network namespaces, mounted inside the root once;
+# then this checkout and ../shared, each checked on its own: the root may already be attached
+# for another checkout (a second clone, a run left attached), and a checkout not mounted
+# inside would be missing there ("cd: build-arm64: No such file or directory").
 attach() {
-  attached && return 0
-  root_mount_system "$root" "$cache/debs"
-  mount --bind /tmp "$root/tmp"
-  # Network namespaces (the emulated cluster's hosts), also those made later: /run/netns is
-  # a shared mount, as `ip netns` makes it, and its copy inside receives new ones.
-  mkdir -p /run/netns "$root/run/netns"
-  mountpoint -q /run/netns || { mount --bind /run/netns /run/netns && mount --make-shared /run/netns; }
-  mount --rbind /run/netns "$root/run/netns"
-  mount --make-rslave "$root/run/netns"
-  mkdir -p "$root$src"
-  mount --bind "$src" "$root$src"
-  if [ -n "$shared" ] && [ -d "$shared" ]; then
-    mkdir -p "$root$shared"
-    mount --bind "$shared" "$root$shared"
+  if ! attached; then
+    root_mount_system "$root" "$cache/debs"
+    mount --bind /tmp "$root/tmp"
+    # Network namespaces (the emulated cluster's hosts), also those made later: /run/netns is
+    # a shared mount, as `ip netns` makes it, and its copy inside receives new ones.
+    mkdir -p /run/netns "$root/run/netns"
+    mountpoint -q /run/netns || { mount --bind /run/netns /run/netns && mount --make-shared /run/netns; }
+    mount --rbind /run/netns "$root/run/netns"
+    mount --make-rslave "$root/run/netns"
   fi
+  bind_inside "$src"
+  [ -z "$shared" ] || [ ! -d "$shared" ] || bind_inside "$shared"
+}
+
+# DIR at its own path inside the root, unless that path already shows DIR itself (a bind
+# mount keeps the device and inode numbers).
+bind_inside() {
+  [ "$(stat -c %d:%i "$1")" != "$(stat -c %d:%i "$root$1" 2>/dev/null)" ] || return 0
+  mkdir -p "$root$1"
+  mount --bind "$1" "$root$1"
 }
 
 detach() {
