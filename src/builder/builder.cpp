@@ -158,14 +158,17 @@ const LayerKind& layer_kind(const LayerConfig& lc) {
 }  // namespace
 
 std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
-                                   const std::string& backend, int local_rank) {
+                                   const std::string& backend, int local_rank,
+                                   const std::string& precision) {
   // The layers are read first: a bad config is named before any backend (a GPU) starts.
-  return build_model(cfg, batch, [&] { return make_kernel_factory(backend, local_rank); });
+  return build_model(cfg, batch, [&] {
+    return make_kernel_factory(backend, local_rank, parse_precision(precision));
+  });
 }
 
-std::string backend_unavailable(const std::string& backend) {
+std::string backend_unavailable(const std::string& backend, const std::string& precision) {
   try {
-    make_kernel_factory(backend);
+    make_kernel_factory(backend, 0, parse_precision(precision));
     return "";
   } catch (const std::exception& e) {
     return e.what();

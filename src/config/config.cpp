@@ -146,6 +146,7 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
                   "\" runs on the " + runs_on + " (set one of them)");
     // Every wait for another rank is bounded by it: 0 would mean no bound at all.
     c.run.watchdog_s = r.get_double_above("watchdog_s", c.run.watchdog_s, 0.0, kInf);
+    c.run.precision = r.get_string("precision", c.run.precision, {"f32", "bf16"});
     r.finish();
   }
   {

@@ -1,5 +1,6 @@
 // What every oneDNN kernel is built from: the engine and stream (Backend), a primitive with
-// its argument memories and its own scratchpad (Step), and build(), which turns a oneDNN
+// its argument memories and its own scratchpad (Step), a tensor converted to the layout or
+// data type a primitive wants (Relayout), and build(), which turns a oneDNN
 // failure during construction into an hpdl::Error naming the kernel. Internal to the
 // oneDNN backend (onednn_kernels.cpp and the kernels in files of their own).
 #pragma once
@@ -65,6 +66,41 @@ inline dnnl::primitive_attr user_scratchpad() {
 
 inline memory::desc plain(memory::dims dims, tag t) { return memory::desc(dims, dt::f32, t); }
 
+// A tensor kept in the caller's plain layout that a primitive wants in its own (blocked)
+// layout: converts through a cached reorder and a private buffer only when they differ.
+class Relayout {
+ public:
+  Relayout() = default;
+  Relayout(Backend& be, const memory::desc& plain, const memory::desc& wanted, bool to_plain)
+      : same_(plain == wanted) {
+    if (same_) return;
+    buffer_.resize(wanted.get_size() / sizeof(float) + 1);
+    const memory::desc& from = to_plain ? wanted : plain;
+    const memory::desc& to = to_plain ? plain : wanted;
+    reorder_ =
+        Step(be, dnnl::reorder(dnnl::reorder::primitive_desc(be.engine, from, be.engine, to)),
+             memory::desc(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  }
+  // Input side: the data of `plain` in the wanted layout.
+  const void* in(const void* plain) {
+    if (same_) return plain;
+    reorder_.run({{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, buffer_.data()}});
+    return buffer_.data();
+  }
+  // The data last converted by in() (valid until the next in()).
+  const void* last(const void* plain) const { return same_ ? plain : buffer_.data(); }
+  // Output side: where the primitive writes, then finish() copies it out to `plain`.
+  void* target(void* plain) { return same_ ? plain : buffer_.data(); }
+  void finish(void* plain) {
+    if (!same_) reorder_.run({{DNNL_ARG_FROM, buffer_.data()}, {DNNL_ARG_TO, plain}});
+  }
+
+ private:
+  bool same_ = true;
+  Step reorder_;
+  std::vector<float> buffer_;
+};
+
 // Turns a oneDNN failure during kernel construction into an hpdl::Error naming the kernel.
 template <typename F>
 auto build(const char* what, F&& f) {
@@ -78,5 +114,6 @@ auto build(const char* what, F&& f) {
 
 // Kernels in files of their own.
 std::unique_ptr<BatchNormKernel> make_batch_norm(Backend& be, const BatchNormDims& d);
+std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d);
 
 }  // namespace hpdl::onednn

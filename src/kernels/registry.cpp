@@ -21,8 +21,20 @@ std::string gemm_library(const std::string& backend) {
   return "loops";
 }
 
-std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank) {
-  if (backend == "onednn") return make_onednn_kernels();
+Precision parse_precision(const std::string& name) {
+  if (name == "f32") return Precision::kF32;
+  if (name == "bf16") return Precision::kBf16;
+  throw Error("run.precision = \"" + name + "\" is not one of: f32, bf16");
+}
+
+const char* precision_name(Precision p) { return p == Precision::kBf16 ? "bf16" : "f32"; }
+
+std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank,
+                                                   Precision precision) {
+  if (backend == "onednn") return make_onednn_kernels(precision);
+  if (precision != Precision::kF32 && (backend == "reference" || backend == "cuda"))
+    throw Error("run.precision = \"" + std::string(precision_name(precision)) +
+                "\" needs run.backend = \"onednn\" (the " + backend + " backend computes in f32)");
   if (backend == "reference") return make_reference_kernels();
   if (backend == "cuda") {
 #ifdef HPDL_HAVE_CUDA

@@ -24,6 +24,7 @@ std::vector<ParamSpec> Conv2d::param_specs() const {
 void Conv2d::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
                   KernelFactory& k) {
   w_ = p[0], b_ = p[1], dw_ = g[0], db_ = g[1];
+  dims_.precision = k.precision();
   kernel_ = k.conv(dims_);
 }
 

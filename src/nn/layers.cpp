@@ -26,7 +26,7 @@ std::vector<ParamSpec> Dense::param_specs() const {
 void Dense::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
                  KernelFactory& k) {
   w_ = p[0], b_ = p[1], dw_ = g[0], db_ = g[1];
-  kernel_ = k.dense({rows_, in_, units_});
+  kernel_ = k.dense({rows_, in_, units_, k.precision()});
 }
 
 void Dense::forward(const float* x, float* y, const Pass&) {

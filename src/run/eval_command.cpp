@@ -79,7 +79,7 @@ int eval(const EvalArgs& args, Comm& comm) {
   on_all_ranks(comm, watchdog, [&] {
     const Config& cfg = saved.cfg;
     model = build_model(cfg.model, args.batch > 0 ? args.batch : cfg.train.batch, cfg.run.backend,
-                        local_rank);
+                        local_rank, cfg.run.precision);
     if (static_cast<int64_t>(saved.params.size()) != model->num_params())
       throw Error(args.model + " holds " + std::to_string(saved.params.size()) +
                   " parameters but its config's model has " + std::to_string(model->num_params()));

@@ -65,6 +65,7 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
       {"config", cfg.source},
       {"backend", cfg.run.backend},
       {"gemm", gemm_library(cfg.run.backend)},
+      {"precision", cfg.run.precision},
       {"devices", comm.allgather(device)},  // per rank
       {"mode", cfg.distributed.mode},
       {"started", utc_now()},

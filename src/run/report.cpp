@@ -81,7 +81,9 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
   dir_.log(std::string("hpdl ") + kVersion + " (" + kGitHash + ") | " + std::to_string(ranks) +
            " ranks x " + std::to_string(omp_get_max_threads()) + " threads | backend " +
-           model.kernels_name() + " | " + std::to_string(model.num_params()) + " parameters");
+           model.kernels_name() +
+           (cfg.run.precision == "f32" ? "" : " (" + cfg.run.precision + ")") + " | " +
+           std::to_string(model.num_params()) + " parameters");
   dir_.log("train: " + std::to_string(train.size()) + " samples " + Shape{cfg.model.input}.str() +
            " from " + train.where() +
            (validation

@@ -90,10 +90,10 @@ LayerTable print_layer_table(const TimeArgs& args, const Config& cfg, Model& mod
     return stats_of(v);
   };
   std::printf(
-      "hpdl time: %s | batch %lld | backend %s (GEMM: %s) | %lld warm-up + %lld timed "
+      "hpdl time: %s | batch %lld | backend %s (GEMM: %s, %s) | %lld warm-up + %lld timed "
       "iterations%s\n",
       args.config.c_str(), (long long)cfg.train.batch, model.kernels_name().c_str(),
-      gemm_library(model.kernels_name()).c_str(), (long long)args.warmup,
+      gemm_library(model.kernels_name()).c_str(), cfg.run.precision.c_str(), (long long)args.warmup,
       (long long)args.iterations, args.synthetic ? " | synthetic data" : "");
   std::printf("%-16s %-10s %12s %10s %12s %10s %9s\n", "layer", "kind", "forward ms", "p95",
               "backward ms", "p95", "bwd/fwd");
@@ -149,7 +149,7 @@ int cmd_time(const TimeArgs& args) {
     const Config cfg = load_config(args.config, args.sets);
     HPDL_REQUIRE(args.synthetic || !cfg.data.train_file.empty(),
                  "config " + args.config + " has no data.train_file: use --synthetic");
-    auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
+    auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend, 0, cfg.run.precision);
     model->init_params(cfg.train.seed);
     std::vector<int32_t> labels(cfg.train.batch);
     fill_batch(cfg, args.synthetic, *model, labels);

@@ -153,7 +153,7 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   });
   const int local_rank = node_device_rank(cfg.run, comm, watchdog);
   on_all_ranks(comm, watchdog, [&] {
-    s.model = build_model(cfg.model, s.local_batch, cfg.run.backend, local_rank);
+    s.model = build_model(cfg.model, s.local_batch, cfg.run.backend, local_rank, cfg.run.precision);
     s.model->init_params(cfg.train.seed);
   });
   {

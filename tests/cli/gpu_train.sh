@@ -25,13 +25,6 @@ fi
 run gpu_train gpu >/dev/null || { echo "FAIL: the GPU run failed"; exit 1; }
 run cpu_train cpu >/dev/null || { echo "FAIL: the CPU run failed"; exit 1; }
 grep -q '"cuda:' "$out/gpu_train/manifest.json" || { echo "FAIL: no CUDA device in the manifest"; exit 1; }
-python3 - "$out/cpu_train/metrics.csv" "$out/gpu_train/metrics.csv" <<'PY' || exit 1
-import csv, sys
-cpu, gpu = (list(csv.DictReader(open(p))) for p in sys.argv[1:3])
-assert len(cpu) == len(gpu) > 0, f"{len(cpu)} CPU epochs, {len(gpu)} GPU epochs"
-for c, g in zip(cpu, gpu):
-    a, b = float(c["train_loss"]), float(g["train_loss"])
-    print(f"epoch {c['epoch']}: train loss CPU {a:.6f} GPU {b:.6f}")
-    assert abs(a - b) <= 0.01 * abs(a) + 1e-4, "the GPU's loss is more than 1 % from the CPU's"
-PY
+python3 "$(dirname "$0")/losses_agree.py" "$out/cpu_train/metrics.csv" "$out/gpu_train/metrics.csv" \
+  0.01 CPU GPU --atol 1e-4 || exit 1
 echo "PASS"

@@ -11,12 +11,15 @@ namespace hpdl {
 
 // batch: the per-rank batch. The last layer must output [batch, model.classes]. local_rank:
 // the rank's index on its node (Comm::node_rank), which picks its GPU on the cuda backend.
+// precision: run.precision ("f32" | "bf16") for the dense and conv layers.
 std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
-                                   const std::string& backend, int local_rank = 0);
+                                   const std::string& backend, int local_rank = 0,
+                                   const std::string& precision = "f32");
 // The same with the backend made by `kernels` (tests: a backend on a test device).
 std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
                                    const std::function<std::unique_ptr<KernelFactory>()>& kernels);
-// "" when `backend` starts on this machine, else why not (no CUDA device, built without CUDA).
-std::string backend_unavailable(const std::string& backend);
+// "" when `backend` starts on this machine with `precision`, else why not (no CUDA device,
+// built without CUDA, no bf16 instructions).
+std::string backend_unavailable(const std::string& backend, const std::string& precision = "f32");
 
 }  // namespace hpdl

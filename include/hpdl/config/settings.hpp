@@ -15,6 +15,9 @@ struct RunConfig {
   // run.device = "gpu" | "cpu" is a shorthand that sets it.
   std::string backend = "onednn";
   double watchdog_s = 600;  // bound on any wait for other ranks; 0 = off
+  // "f32" | "bf16": the arithmetic of dense and conv layers (kernels.hpp, Precision); bf16
+  // only on the onednn backend on a CPU with AVX512_BF16 or AMX-BF16.
+  std::string precision = "f32";
   bool on_gpu() const { return backend == "cuda"; }
   bool operator==(const RunConfig&) const = default;
 };

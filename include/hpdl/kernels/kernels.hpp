@@ -15,9 +15,19 @@
 
 namespace hpdl {
 
+// The arithmetic of dense and conv products. kBf16: inputs and weights rounded to bfloat16
+// inside the kernel, products accumulated and written in f32 (outputs, gradients and the
+// model's weights stay f32); only the oneDNN backend on a CPU with bf16 instructions has
+// it (run.precision, make_kernel_factory). Other kernels always compute in f32.
+enum class Precision { kF32, kBf16 };
+// "f32" | "bf16"; throws Error naming anything else.
+Precision parse_precision(const std::string& name);
+const char* precision_name(Precision p);
+
 // N batch, I inputs, O outputs.
 struct DenseDims {
   int64_t batch, in, out;
+  Precision precision = Precision::kF32;
 };
 
 // Output positions of a K-wide window with stride S over IN inputs padded by P on both
@@ -31,6 +41,7 @@ constexpr int64_t window_outputs(int64_t in, int64_t kernel, int64_t stride, int
 // N batch, C/H/W input channels/height/width, O output channels, K square kernel.
 struct ConvDims {
   int64_t batch, in_c, in_h, in_w, out_c, kernel, stride, pad;
+  Precision precision = Precision::kF32;
   int64_t out_h() const { return window_outputs(in_h, kernel, stride, pad); }
   int64_t out_w() const { return window_outputs(in_w, kernel, stride, pad); }
 };
@@ -186,6 +197,9 @@ class KernelFactory {
  public:
   virtual ~KernelFactory() = default;
   virtual std::string name() const = 0;
+  // The precision the run asked for: dense and conv layers put it in their dims (the LSTM's
+  // products stay f32). A factory that cannot compute it refuses at construction.
+  virtual Precision precision() const { return Precision::kF32; }
   virtual std::unique_ptr<DenseKernel> dense(const DenseDims& d) = 0;
   virtual std::unique_ptr<ConvKernel> conv(const ConvDims& d) = 0;
   virtual std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) = 0;
@@ -203,11 +217,14 @@ class KernelFactory {
 };
 
 // "reference", "onednn" or "cuda"; throws Error for an unknown or unavailable backend (a
-// build without CUDA, or no CUDA device). local_rank, the rank's index among the ranks of
-// its node, picks the GPU (local_rank modulo the node's GPUs); CPU backends ignore it.
-std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank = 0);
+// build without CUDA, or no CUDA device) or a precision it cannot compute here (bf16 on
+// another backend, with HPDL_GEMM=blas, or on a CPU without AVX512_BF16 / AMX-BF16).
+// local_rank, the rank's index among the ranks of its node, picks the GPU (local_rank
+// modulo the node's GPUs); CPU backends ignore it.
+std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank = 0,
+                                                   Precision precision = Precision::kF32);
 std::unique_ptr<KernelFactory> make_reference_kernels();
-std::unique_ptr<KernelFactory> make_onednn_kernels();
+std::unique_ptr<KernelFactory> make_onednn_kernels(Precision precision = Precision::kF32);
 // Defined only in builds with the CUDA backend (registry.cpp calls it only there).
 std::unique_ptr<KernelFactory> make_cuda_kernels(int local_rank);
 // True when this build has the CUDA backend (HPDL_CUDA found nvcc and cuBLAS).

@@ -1,0 +1,153 @@
+// run.precision = "bf16" on the oneDNN backend: dense and conv kernels round x, w and dy to
+// bfloat16 and accumulate in f32. Against the reference backend in f32: equal (up to f32
+// summation order) on inputs that bf16 holds exactly, within bf16 rounding on random ones,
+// and not equal there (the bf16 path really ran). The refusals where bf16 cannot run.
+// Skipped on a CPU without AVX512_BF16 / AMX-BF16 and under HPDL_GEMM=blas, with the reason.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/kernels/kernels.hpp"
+#include "random_values.hpp"
+
+namespace hpdl {
+namespace {
+
+// n values on a grid of 1/8 in [-1, 1]: exact in bf16 (8 significant bits), and every
+// product and partial sum of a few hundred of them is exact in f32.
+std::vector<float> on_grid(int64_t n, uint64_t seed) {
+  std::vector<float> v = uniform_values(n, seed, 7);
+  for (auto& x : v) x = std::round(x * 8) / 8;
+  return v;
+}
+
+// ||a - b|| / ||b||.
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0, n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    n += double(b[i]) * b[i];
+  }
+  return std::sqrt(d / n);
+}
+
+class Bf16Kernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    try {
+      bf16 = make_onednn_kernels(Precision::kBf16);
+    } catch (const Error& e) {
+      GTEST_SKIP() << e.what();
+    }
+  }
+  std::unique_ptr<KernelFactory> ref = make_reference_kernels();
+  std::unique_ptr<KernelFactory> bf16;
+};
+
+// y, dx, dw (added onto a non-zero start) and db of one dense layer from both backends.
+std::vector<std::vector<float>> dense_pass(KernelFactory& k, DenseDims d,
+                                           std::vector<float> (*values)(int64_t, uint64_t)) {
+  const auto x = values(d.batch * d.in, 1), w = values(d.out * d.in, 2);
+  const auto b = values(d.out, 3), dy = values(d.batch * d.out, 4);
+  std::vector<float> y(d.batch * d.out), dx(d.batch * d.in), dw = values(d.out * d.in, 5);
+  std::vector<float> db = values(d.out, 6);
+  auto kernel = k.dense(d);
+  kernel->forward(x.data(), w.data(), b.data(), y.data());
+  kernel->backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data());
+  return {y, dx, dw, db};
+}
+
+std::vector<std::vector<float>> conv_pass(KernelFactory& k, ConvDims d,
+                                          std::vector<float> (*values)(int64_t, uint64_t)) {
+  const int64_t nx = d.batch * d.in_c * d.in_h * d.in_w,
+                nw = d.out_c * d.in_c * d.kernel * d.kernel;
+  const int64_t ny = d.batch * d.out_c * d.out_h() * d.out_w();
+  const auto x = values(nx, 11), w = values(nw, 12), b = values(d.out_c, 13), dy = values(ny, 14);
+  std::vector<float> y(ny), dx(nx), dw = values(nw, 15), db = values(d.out_c, 16);
+  auto kernel = k.conv(d);
+  kernel->forward(x.data(), w.data(), b.data(), y.data());
+  kernel->backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data());
+  return {y, dx, dw, db};
+}
+
+std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 7); }
+
+const char* kOutputs[] = {"y", "dx", "dw", "db"};
+
+TEST_F(Bf16Kernels, DenseIsExactOnBf16Values) {
+  DenseDims d{37, 120, 20, Precision::kF32};
+  const auto want = dense_pass(*ref, d, on_grid);
+  d.precision = Precision::kBf16;
+  const auto got = dense_pass(*bf16, d, on_grid);
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k], want[k]) << kOutputs[k];
+}
+
+TEST_F(Bf16Kernels, DenseIsWithinBf16RoundingOnRandomValues) {
+  DenseDims d{64, 300, 50, Precision::kF32};
+  const auto want = dense_pass(*ref, d, random);
+  d.precision = Precision::kBf16;
+  const auto got = dense_pass(*bf16, d, random);
+  for (size_t k = 0; k < 3; ++k) {  // db sums dy in f32: no rounding to bf16
+    const double e = relative_error(got[k], want[k]);
+    EXPECT_LT(e, 1e-2) << kOutputs[k];
+    EXPECT_GT(e, 1e-5) << kOutputs[k] << ": as exact as f32, so bf16 did not run";
+  }
+}
+
+TEST_F(Bf16Kernels, ConvIsExactOnBf16Values) {
+  for (ConvDims d : {ConvDims{4, 3, 12, 12, 8, 3, 1, 1}, ConvDims{3, 1, 11, 11, 6, 5, 2, 0}}) {
+    const auto want = conv_pass(*ref, d, on_grid);
+    d.precision = Precision::kBf16;
+    const auto got = conv_pass(*bf16, d, on_grid);
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k], want[k]) << kOutputs[k];
+  }
+}
+
+TEST_F(Bf16Kernels, ConvIsWithinBf16RoundingOnRandomValues) {
+  ConvDims d{8, 20, 12, 12, 16, 5, 1, 0};
+  const auto want = conv_pass(*ref, d, random);
+  d.precision = Precision::kBf16;
+  const auto got = conv_pass(*bf16, d, random);
+  for (size_t k = 0; k < 3; ++k) {
+    const double e = relative_error(got[k], want[k]);
+    EXPECT_LT(e, 1e-2) << kOutputs[k];
+    EXPECT_GT(e, 1e-5) << kOutputs[k] << ": as exact as f32, so bf16 did not run";
+  }
+}
+
+TEST_F(Bf16Kernels, FactoryReportsItsPrecision) {
+  EXPECT_EQ(bf16->precision(), Precision::kBf16);
+  EXPECT_EQ(ref->precision(), Precision::kF32);
+}
+
+TEST(Bf16Refusals, OtherBackendsAndNamesAreRefused) {
+  EXPECT_EQ(parse_precision("bf16"), Precision::kBf16);
+  EXPECT_EQ(parse_precision("f32"), Precision::kF32);
+  try {
+    parse_precision("fp16");
+    FAIL() << "fp16 accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "run.precision = \"fp16\" is not one of: f32, bf16");
+  }
+  try {
+    make_kernel_factory("reference", 0, Precision::kBf16);
+    FAIL() << "bf16 on the reference backend accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "run.precision = \"bf16\" needs run.backend = \"onednn\" (the reference backend "
+                 "computes in f32)");
+  }
+  if (gemm_library("onednn") == "OpenBLAS") {  // the HPDL_GEMM=blas run of these tests
+    try {
+      make_onednn_kernels(Precision::kBf16);
+      FAIL() << "bf16 with HPDL_GEMM=blas accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("HPDL_GEMM = \"blas\""), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hpdl
