@@ -10,6 +10,7 @@
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "kernel_passes.hpp"
 #include "random_values.hpp"
 
 namespace hpdl {
@@ -21,16 +22,6 @@ std::vector<float> on_grid(int64_t n, uint64_t seed) {
   std::vector<float> v = uniform_values(n, seed, 7);
   for (auto& x : v) x = std::round(x * 8) / 8;
   return v;
-}
-
-// ||a - b|| / ||b||.
-double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double d = 0, n = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    d += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    n += double(b[i]) * b[i];
-  }
-  return std::sqrt(d / n);
 }
 
 class Bf16Kernels : public ::testing::Test {
@@ -45,32 +36,6 @@ class Bf16Kernels : public ::testing::Test {
   std::unique_ptr<KernelFactory> ref = make_reference_kernels();
   std::unique_ptr<KernelFactory> bf16;
 };
-
-// y, dx, dw (added onto a non-zero start) and db of one dense layer from both backends.
-std::vector<std::vector<float>> dense_pass(KernelFactory& k, DenseDims d,
-                                           std::vector<float> (*values)(int64_t, uint64_t)) {
-  const auto x = values(d.batch * d.in, 1), w = values(d.out * d.in, 2);
-  const auto b = values(d.out, 3), dy = values(d.batch * d.out, 4);
-  std::vector<float> y(d.batch * d.out), dx(d.batch * d.in), dw = values(d.out * d.in, 5);
-  std::vector<float> db = values(d.out, 6);
-  auto kernel = k.dense(d);
-  kernel->forward(x.data(), w.data(), b.data(), y.data());
-  kernel->backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data());
-  return {y, dx, dw, db};
-}
-
-std::vector<std::vector<float>> conv_pass(KernelFactory& k, ConvDims d,
-                                          std::vector<float> (*values)(int64_t, uint64_t)) {
-  const int64_t nx = d.batch * d.in_c * d.in_h * d.in_w,
-                nw = d.out_c * d.in_c * d.kernel * d.kernel;
-  const int64_t ny = d.batch * d.out_c * d.out_h() * d.out_w();
-  const auto x = values(nx, 11), w = values(nw, 12), b = values(d.out_c, 13), dy = values(ny, 14);
-  std::vector<float> y(ny), dx(nx), dw = values(nw, 15), db = values(d.out_c, 16);
-  auto kernel = k.conv(d);
-  kernel->forward(x.data(), w.data(), b.data(), y.data());
-  kernel->backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data());
-  return {y, dx, dw, db};
-}
 
 std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 7); }
 

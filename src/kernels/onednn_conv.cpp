@@ -1,4 +1,6 @@
 // oneDNN convolution (building blocks in onednn_step.hpp).
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "onednn_step.hpp"
@@ -6,14 +8,33 @@
 namespace hpdl::onednn {
 namespace {
 
-// Convolution in the layouts oneDNN prefers (format_tag::any, blocked on AVX-512), with
-// reorders to and from the plain NCHW/OIHW buffers of the model. Blocked direct kernels
-// are several times faster than the GEMM path oneDNN takes for plain layouts; x and dy are
-// converted once per step and shared between the passes that read them.
+// The activations' layout: oneDNN's blocked one (channels in blocks of 16 on AVX-512, 8
+// below; format_tag::any) or NHWC (channels last, no blocks). Blocked kernels pad the
+// channels to whole blocks, so a layer whose output channels (or input channels beyond a
+// first layer's 1-4) are not whole blocks wastes that share of its work: NHWC (oneDNN's
+// brgemm convolution on AVX-512) takes those. Measured with HPDL_CONV_LAYOUT forcing either
+// on the presets' shapes on AVX-512 and AVX2 (docs/results.md): for every LeNet, AlexNet and
+// VGG-11 layer this rule picked the faster layout or one within 2 % of it. A rule, not a
+// timing at set-up, so that every run of a config computes the same sums (a resumed run
+// equals an uninterrupted one). `forced` ("" = the rule) is HPDL_CONV_LAYOUT's value.
+std::string conv_layout(const ConvDims& d, const std::string& forced) {
+  if (!forced.empty()) return forced;
+  const auto avx512 = int(dnnl::cpu_isa::avx512_core);
+  const int64_t block = (int(dnnl::get_effective_cpu_isa()) & avx512) == avx512 ? 16 : 8;
+  const bool padded = d.out_c % block != 0 || (d.in_c > 4 && d.in_c % block != 0);
+  return padded ? "nhwc" : "blocked";
+}
+
+// Convolution in the layout conv_layout picks (oneDNN's blocked or NHWC), with reorders to
+// and from the plain NCHW/OIHW buffers of the model. Either is several times faster than
+// the GEMM path oneDNN takes for plain NCHW; x and dy are converted once per step and
+// shared between the passes that read them.
 class DnnlConv final : public ConvKernel {
  public:
-  DnnlConv(Backend& be, const ConvDims& d)
-      : dw_scratch_(d.out_c * d.in_c * d.kernel * d.kernel), db_scratch_(d.out_c) {
+  DnnlConv(Backend& be, const ConvDims& d, const std::string& layout)
+      : layout_(conv_layout(d, layout)),
+        dw_scratch_(d.out_c * d.in_c * d.kernel * d.kernel),
+        db_scratch_(d.out_c) {
     const memory::dim N = d.batch, C = d.in_c, H = d.in_h, W = d.in_w, O = d.out_c, K = d.kernel,
                       OH = d.out_h(), OW = d.out_w();
     // What the passes read (x, w, dy) is in in_t, what they write (y, dx, dw, db) in f32.
@@ -21,10 +42,11 @@ class DnnlConv final : public ConvKernel {
     build("conv2d", [&] {
       const auto x = plain({N, C, H, W}, tag::nchw), y = plain({N, O, OH, OW}, tag::nchw);
       const auto w = plain({O, C, K, K}, tag::oihw), b = plain({O}, tag::x);
-      const auto xa = memory::desc({N, C, H, W}, in_t, tag::any);
+      const tag act = layout_ == "nhwc" ? tag::nhwc : tag::any;
+      const auto xa = memory::desc({N, C, H, W}, in_t, act);
       const auto wa = memory::desc({O, C, K, K}, in_t, tag::any);
-      const auto dya = memory::desc({N, O, OH, OW}, in_t, tag::any);
-      const auto ya = plain({N, O, OH, OW}, tag::any), dxa = plain({N, C, H, W}, tag::any);
+      const auto dya = memory::desc({N, O, OH, OW}, in_t, act);
+      const auto ya = plain({N, O, OH, OW}, act), dxa = plain({N, C, H, W}, act);
       const auto dwa = plain({O, C, K, K}, tag::any);
       const memory::dims stride{d.stride, d.stride}, pad{d.pad, d.pad};
       const auto attr = user_scratchpad();
@@ -63,6 +85,9 @@ class DnnlConv final : public ConvKernel {
       x_w_ = Relayout(be, x, wpd.src_desc(), false);
       dy_w_ = Relayout(be, y, wpd.diff_dst_desc(), false);
       dw_w_ = Relayout(be, w, wpd.diff_weights_desc(), true);
+      choice_ = layout_ + (layout.empty() ? "" : " as HPDL_CONV_LAYOUT says") + " (forward " +
+                fpd.impl_info_str() + ", backward data " + dpd.impl_info_str() + ", weights " +
+                wpd.impl_info_str() + ")";
       return 0;
     });
   }
@@ -100,7 +125,10 @@ class DnnlConv final : public ConvKernel {
     for (size_t o = 0; o < db_scratch_.size(); ++o) db[o] += db_scratch_[o];
   }
 
+  std::string choice() const override { return choice_; }
+
  private:
+  std::string layout_, choice_;
   Step fwd_, bwd_data_, bwd_w_;
   Relayout x_fwd_, w_fwd_, y_fwd_, dy_data_, w_data_, dx_data_, x_w_, dy_w_, dw_w_;
   bool x_shared_ = false, dy_shared_ = false;
@@ -109,8 +137,17 @@ class DnnlConv final : public ConvKernel {
 
 }  // namespace
 
-std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d) {
-  return std::make_unique<DnnlConv>(be, d);
+std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const std::string& layout) {
+  return std::make_unique<DnnlConv>(be, d, layout);
+}
+
+std::string forced_conv_layout() {
+  const char* env = std::getenv("HPDL_CONV_LAYOUT");
+  const std::string want = env ? env : "";
+  if (want.empty() || want == "auto") return "";
+  if (want != "blocked" && want != "nhwc")
+    throw Error("HPDL_CONV_LAYOUT = \"" + want + "\" is not one of: auto, blocked, nhwc");
+  return want;
 }
 
 }  // namespace hpdl::onednn

@@ -207,6 +207,7 @@ class OneDnnKernels final : public LoopKernels {
       : LoopKernels(true),
         be_(build("engine", [] { return std::make_unique<Backend>(); })),
         blas_(use_blas_gemm()),
+        conv_layout_(forced_conv_layout()),
         precision_(precision) {
     if (precision_ == Precision::kF32) return;
     if (blas_)
@@ -227,7 +228,7 @@ class OneDnnKernels final : public LoopKernels {
 #ifdef HPDL_HAVE_BLAS
     if (blas_) return make_blas_conv(d);
 #endif
-    return make_conv(*be_, d);
+    return make_conv(*be_, d, conv_layout_);
   }
   std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
     if (!std::getenv("HPDL_ONEDNN_POOL"))
@@ -244,6 +245,7 @@ class OneDnnKernels final : public LoopKernels {
  private:
   std::unique_ptr<Backend> be_;  // kernels keep a pointer: its address must not move
   bool blas_;
+  std::string conv_layout_;  // HPDL_CONV_LAYOUT: "" (the rule), "blocked" or "nhwc"
   Precision precision_;
 };
 

@@ -114,6 +114,10 @@ auto build(const char* what, F&& f) {
 
 // Kernels in files of their own.
 std::unique_ptr<BatchNormKernel> make_batch_norm(Backend& be, const BatchNormDims& d);
-std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d);
+// layout: "blocked" | "nhwc" forces the activations' layout, "" lets the convolution's
+// rule pick (onednn_conv.cpp); forced_conv_layout() reads HPDL_CONV_LAYOUT (auto | blocked |
+// nhwc) and throws Error naming a bad value.
+std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const std::string& layout);
+std::string forced_conv_layout();
 
 }  // namespace hpdl::onednn

@@ -120,6 +120,9 @@ LayerTable print_layer_table(const TimeArgs& args, const Config& cfg, Model& mod
   const Stats l = stats(names.loss), u = stats(names.update);
   const Stats& w = t.wall;
   std::printf("%-27s %12.3f %10s %12.3f\n", "sum of layers", fwd_total, "", bwd_total);
+  for (size_t k = 0; k < model.num_layers(); ++k)
+    if (const std::string c = model.layer(k).kernel_choice(); !c.empty())
+      std::printf("%-16s chose %s\n", model.layer(k).name().c_str(), c.c_str());
   std::printf(
       "loss %.3f ms, update %.3f ms; iteration %.3f ms (p50 %.3f, p95 %.3f); "
       "layers + loss + update = %.2f%% of the iteration\n",

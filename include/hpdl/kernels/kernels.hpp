@@ -74,6 +74,9 @@ class ConvKernel {
   virtual void forward(const float* x, const float* w, const float* b, float* y) = 0;
   virtual void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
                         float* db) = 0;
+  // What the kernel chose at construction among its implementations (a layout, the
+  // library's kernels), in words for `hpdl time`; "" when it has no choice.
+  virtual std::string choice() const { return ""; }
 };
 
 class MaxPoolKernel {

@@ -67,6 +67,7 @@ class Conv2d final : public Layer {
       : filters_(filters), kernel_size_(kernel), stride_(stride), pad_(pad) {}
   std::string kind() const override { return "conv2d"; }
   LayerWork work(bool input_grad) const override;
+  std::string kernel_choice() const override { return kernel_ ? kernel_->choice() : ""; }
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,

@@ -1,0 +1,89 @@
+// The oneDNN convolution's two activation layouts (blocked, NHWC): each forced through
+// HPDL_CONV_LAYOUT equals the reference backend within f32 summation order, on a shape the
+// rule gives to each; and the rule's pick for the presets' kinds of shape, named in
+// ConvKernel::choice() (what `hpdl time` prints).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/kernels/kernels.hpp"
+#include "kernel_passes.hpp"
+#include "random_values.hpp"
+
+namespace hpdl {
+namespace {
+
+std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 9); }
+
+// The oneDNN factory made with HPDL_CONV_LAYOUT = layout ("" = unset), restored after.
+std::unique_ptr<KernelFactory> onednn_with_layout(const std::string& layout) {
+  const char* old = std::getenv("HPDL_CONV_LAYOUT");
+  const std::string saved = old ? old : "";
+  if (layout.empty())
+    unsetenv("HPDL_CONV_LAYOUT");
+  else
+    setenv("HPDL_CONV_LAYOUT", layout.c_str(), 1);
+  std::unique_ptr<KernelFactory> k;
+  try {
+    k = make_onednn_kernels();
+  } catch (...) {
+    old ? setenv("HPDL_CONV_LAYOUT", saved.c_str(), 1) : unsetenv("HPDL_CONV_LAYOUT");
+    throw;
+  }
+  old ? setenv("HPDL_CONV_LAYOUT", saved.c_str(), 1) : unsetenv("HPDL_CONV_LAYOUT");
+  return k;
+}
+
+bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+TEST(ConvLayout, EachLayoutEqualsTheReference) {
+  if (gemm_library("onednn") != "oneDNN") GTEST_SKIP() << "HPDL_GEMM=blas: no oneDNN convolution";
+  auto ref = make_reference_kernels();
+  // 20 -> 50 channels (LeNet's conv2: NHWC by the rule) and 16 -> 32 (blocked by the rule).
+  for (const ConvDims d :
+       {ConvDims{6, 20, 12, 12, 50, 5, 1, 0}, ConvDims{4, 16, 9, 9, 32, 3, 2, 1}}) {
+    const auto want = conv_pass(*ref, d, random);
+    for (const std::string layout : {"blocked", "nhwc"}) {
+      const auto got = conv_pass(*onednn_with_layout(layout), d, random);
+      for (size_t k = 0; k < want.size(); ++k)
+        EXPECT_LT(relative_error(got[k], want[k]), 1e-5)
+            << layout << " output " << k << " of " << d.in_c << " -> " << d.out_c;
+    }
+  }
+}
+
+TEST(ConvLayout, TheRulePicksNhwcWhereBlocksWouldPadChannels) {
+  if (gemm_library("onednn") != "oneDNN") GTEST_SKIP() << "HPDL_GEMM=blas: no oneDNN convolution";
+  auto k = onednn_with_layout("");
+  // in -> out channels and the layout the rule gives them (the same with blocks of 8 or 16).
+  const struct {
+    int64_t in, out;
+    const char* layout;
+  } cases[] = {{1, 20, "nhwc"},       // LeNet conv1: 20 output channels, not whole blocks
+               {20, 50, "nhwc"},      // LeNet conv2
+               {3, 64, "blocked"},    // VGG-11 conv1: a first layer's 3 input channels
+               {3, 96, "blocked"},    // AlexNet conv1
+               {64, 128, "blocked"},  // whole blocks
+               {12, 32, "nhwc"}};     // input channels beyond a first layer, not whole blocks
+  for (const auto& c : cases) {
+    const std::string choice = k->conv({2, c.in, 8, 8, c.out, 3, 1, 1})->choice();
+    EXPECT_TRUE(starts_with(choice, c.layout)) << c.in << " -> " << c.out << ": " << choice;
+    EXPECT_EQ(choice.find("HPDL_CONV_LAYOUT"), std::string::npos) << choice;
+  }
+  EXPECT_TRUE(starts_with(onednn_with_layout("blocked")->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice(),
+                          "blocked as HPDL_CONV_LAYOUT says"));
+}
+
+TEST(ConvLayout, ABadValueIsRefused) {
+  try {
+    onednn_with_layout("nchw16c");
+    FAIL() << "HPDL_CONV_LAYOUT = nchw16c accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "HPDL_CONV_LAYOUT = \"nchw16c\" is not one of: auto, blocked, nhwc");
+  }
+}
+
+}  // namespace
+}  // namespace hpdl
