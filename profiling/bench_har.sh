@@ -25,7 +25,7 @@ torch_epoch_s() {  # stacked groups hidden
 }
 
 printf '%-16s %-24s %10s %10s %8s\n' "model" "runner" "s/epoch" "speed-up" "target"
-for spec in "har_2x2 2 2 32 5x" "har_2x2 2 2 64 3x" "har_3x3 3 3 32 -"; do
+for spec in "har_2x2 2 2 32 10x" "har_2x2 2 2 64 8x" "har_3x3 3 3 32 8x"; do
   read -r preset s k h target <<< "$spec"
   t=$(torch_epoch_s "$s" "$k" "$h")
   printf '%-16s %-24s %10.2f %10s %8s\n' "$preset h$h" "PyTorch, $cores threads" "$t" "1.00x" ""

@@ -40,7 +40,7 @@ printf '\n%-28s %-22s %14s %10s %8s\n' "model (batch, optimizer)" "runner" "samp
 for m in lenet mlp; do
   t=$(median ${r[${m}_torch]})
   label=$([ $m = lenet ] && echo "LeNet (128, Adam)" || echo "MLP 784-64-64-10 (32, SGD)")
-  target=$([ $m = lenet ] && echo "1.5x" || echo "3x")
+  target=$([ $m = lenet ] && echo "2x" || echo "4x")
   printf '%-28s %-22s %14.0f %10s %8s\n' "$label" "PyTorch, $cores threads" "$t" "1.00x" ""
   for v in 2x 1x; do
     h=$(median ${r[${m}_$v]})

@@ -14,7 +14,7 @@ namespace {
 // first layer's 1-4) are not whole blocks wastes that share of its work: NHWC (oneDNN's
 // brgemm convolution on AVX-512) takes those. Measured with HPDL_CONV_LAYOUT forcing either
 // on the presets' shapes on AVX-512 and AVX2 (docs/results.md): for every LeNet, AlexNet and
-// VGG-11 layer this rule picked the faster layout or one within 2 % of it. A rule, not a
+// VGG-11 layer this rule picked the faster layout or one within 4 % of it. A rule, not a
 // timing at set-up, so that every run of a config computes the same sums (a resumed run
 // equals an uninterrupted one). `forced` ("" = the rule) is HPDL_CONV_LAYOUT's value.
 std::string conv_layout(const ConvDims& d, const std::string& forced) {
