@@ -56,6 +56,9 @@ TEST(ConvLayout, EachLayoutEqualsTheReference) {
 
 TEST(ConvLayout, TheRulePicksNhwcWhereBlocksWouldPadChannels) {
   if (gemm_library("onednn") != "oneDNN") GTEST_SKIP() << "HPDL_GEMM=blas: no oneDNN convolution";
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the layout rule applies on x86-64 only (elsewhere: blocked, oneDNN's choice)";
+#endif
   auto k = onednn_with_layout("");
   // in -> out channels and the layout the rule gives them (the same with blocks of 8 or 16).
   const struct {

@@ -19,6 +19,10 @@ namespace {
 // equals an uninterrupted one). `forced` ("" = the rule) is HPDL_CONV_LAYOUT's value.
 std::string conv_layout(const ConvDims& d, const std::string& forced) {
   if (!forced.empty()) return forced;
+#if !defined(__x86_64__)
+  (void)d;
+  return "blocked";  // measured on x86-64 only; elsewhere oneDNN's own choice (format any)
+#endif
   const auto avx512 = int(dnnl::cpu_isa::avx512_core);
   const int64_t block = (int(dnnl::get_effective_cpu_isa()) & avx512) == avx512 ? 16 : 8;
   const bool padded = d.out_c % block != 0 || (d.in_c > 4 && d.in_c % block != 0);
