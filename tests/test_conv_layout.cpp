@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "hpdl/core/error.hpp"
@@ -17,23 +18,26 @@ namespace {
 
 std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 9); }
 
-// The oneDNN factory made with HPDL_CONV_LAYOUT = layout ("" = unset), restored after.
-std::unique_ptr<KernelFactory> onednn_with_layout(const std::string& layout) {
-  const char* old = std::getenv("HPDL_CONV_LAYOUT");
-  const std::string saved = old ? old : "";
-  if (layout.empty())
-    unsetenv("HPDL_CONV_LAYOUT");
-  else
-    setenv("HPDL_CONV_LAYOUT", layout.c_str(), 1);
-  std::unique_ptr<KernelFactory> k;
-  try {
-    k = make_onednn_kernels();
-  } catch (...) {
-    old ? setenv("HPDL_CONV_LAYOUT", saved.c_str(), 1) : unsetenv("HPDL_CONV_LAYOUT");
-    throw;
+// HPDL_CONV_LAYOUT set to a value ("" = unset) for the guard's lifetime, then as before.
+class ConvLayoutEnv {
+ public:
+  explicit ConvLayoutEnv(const std::string& value) {
+    if (const char* old = std::getenv(kName)) saved_ = old;
+    set(value.empty() ? nullptr : value.c_str());
   }
-  old ? setenv("HPDL_CONV_LAYOUT", saved.c_str(), 1) : unsetenv("HPDL_CONV_LAYOUT");
-  return k;
+  ~ConvLayoutEnv() { set(saved_ ? saved_->c_str() : nullptr); }
+
+ private:
+  static constexpr const char* kName = "HPDL_CONV_LAYOUT";
+  static void set(const char* v) { v ? setenv(kName, v, 1) : unsetenv(kName); }
+  std::optional<std::string> saved_;
+};
+
+// The oneDNN factory made with HPDL_CONV_LAYOUT = layout ("" = unset); it reads the
+// variable once, when made.
+std::unique_ptr<KernelFactory> onednn_with_layout(const std::string& layout) {
+  ConvLayoutEnv env(layout);
+  return make_onednn_kernels();
 }
 
 bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }

@@ -1,4 +1,6 @@
-// oneDNN convolution (building blocks in onednn_step.hpp).
+// oneDNN convolution: the activations' layout per layer (blocked or NHWC, conv_layout's
+// rule or HPDL_CONV_LAYOUT), f32 or bf16 inputs (ConvDims::precision), reorders to and
+// from the model's plain NCHW/OIHW buffers. Building blocks in onednn_step.hpp.
 #include <cstdlib>
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
-// The one place that maps a backend name to its kernels. The CUDA backend is compiled in
-// when CMake's HPDL_CUDA found nvcc and cuBLAS (HPDL_HAVE_CUDA, set on this file only);
-// layers never test which backend they run on.
+// The one place that maps a backend name (and run.precision) to its kernels. The CUDA
+// backend is compiled in when CMake's HPDL_CUDA found nvcc and cuBLAS (HPDL_HAVE_CUDA, set
+// on this file only); layers never test which backend they run on.
 #include "blas_gemm.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
