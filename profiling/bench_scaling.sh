@@ -12,7 +12,12 @@
 # step times the steps an epoch takes (sync 60000 / 32; parameter server 60000 / (32 W) per
 # worker, workers in parallel) — an extrapolation from STEPS steps, not a timed epoch.
 # With TARGET (a test accuracy, e.g. 0.85) each point also trains for real, up to EPOCHS
-# epochs, and reports the time to that accuracy and the accuracy after EPOCHS epochs.
+# epochs, and reports the time to that accuracy (training time, evaluations excluded) and
+# the accuracy after EPOCHS epochs. A timed run is bounded by TTA_LIMIT_S (default 900):
+# one that would run longer is cut (its row says "> N"), and a sync point whose estimate
+# (the epochs one host needed, since sync on H ranks follows one rank step for step, x
+# this point's seconds per epoch) exceeds the bound is not run: its row shows the estimate
+# as "~N" (hosts in ascending order, 1 first, give the epochs).
 # A run that fails or stalls (run.watchdog_s = WATCHDOG_S, default 120) gets a row saying
 # so. Rows also go to $OUT/scaling.csv (default outputs/scaling) for plot_scaling.py.
 # MODES may also name the synchronous variants of profiling/variants.sh (bf16, fp16,
@@ -22,6 +27,7 @@
 # HPDL=another/binary measures another build (A/B against an older commit).
 #   RATES="100mbit 1gbit" HOSTS="1 2 4 8 16" STEPS=40 profiling/bench_scaling.sh
 #   RATES=1gbit HOSTS=16 MODES="downpour dcasgd" TARGET=0.85 EPOCHS=4 profiling/bench_scaling.sh
+#   RATES="100mbit 1gbit" HOSTS="1 2 4 8 12 16" TARGET=0.85 EPOCHS=4 profiling/bench_scaling.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rates=${RATES:-100mbit}
@@ -31,6 +37,7 @@ steps=${STEPS:-40}
 servers=${SERVERS:-1}
 target=${TARGET:-}
 epochs=${EPOCHS:-5}
+tta_limit=${TTA_LIMIT_S:-900}
 watchdog=${WATCHDOG_S:-120}  # a run that stalls this long ends (named in its row)
 out=${OUT:-outputs/scaling}
 hpdl=${HPDL:-build/hpdl}
@@ -44,11 +51,23 @@ mkdir -p "$out"
 csv=$out/scaling.csv
 echo "model $model, batch $batch" >&2
 echo "rate,hosts,mode,workers,cpus_per_host,step_ms,epoch_s,samples_per_s,tta_s,acc_at_epochs" >"$csv"
+# TTA_FILE TARGET -> "seconds-to-target accuracy-at-end epochs-to-target" ("-" where not
+# reached; the time is train_s: training only, as the parameter server reports it)
+time_to_target() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+hit = [r for r in rows if float(r["test_accuracy"]) >= float(sys.argv[2])]
+print(f"{float(hit[0]['train_s']):.1f}" if hit else "-",
+      f"{float(rows[-1]['test_accuracy']):.4f}" if rows else "-", hit[0]["epoch"] if hit else "-")
+PY
+}
 mean_step() { /usr/bin/python3 profiling/median_step.py "$1" "$2" mean; }  # RUN_DIR SERVERS -> seconds
-train() {  # NAME HOSTS MPI-ARGS... -- HPDL-ARGS...
-  local name=$1 h=$2
+train() {  # NAME HOSTS HPDL-ARGS...; with LIMIT_S set, a run past it is stopped (exit 124)
+  local name=$1 h=$2 bound=()
   shift 2
-  $cluster mpirun -np "$h" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 "$hpdl" train \
+  [ -z "${LIMIT_S:-}" ] || bound=(timeout --signal=TERM --kill-after=30 "$LIMIT_S")
+  "${bound[@]}" $cluster mpirun -np "$h" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 "$hpdl" train \
     "inputs/$model.toml" "$@" --set run.output_dir="\"$work/runs\"" \
     --set run.name="\"$name\"" --set train.progress=false --set run.watchdog_s="$watchdog" \
     --overwrite >"$work/$name.log" 2>&1
@@ -56,6 +75,7 @@ train() {  # NAME HOSTS MPI-ARGS... -- HPDL-ARGS...
 echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; each host $cpus core(s)"
 printf '%-8s %-6s %-9s %7s %9s %9s %10s %9s %9s\n' rate hosts mode workers "step ms" "s/epoch" \
   "samples/s" "tta s" "acc@E"
+declare -A sync_epochs  # per rate: the epochs one host's sync run needed to reach TARGET
 for rate in $rates; do
   $cluster up "$n_hosts" --rate "$rate" --cpus-per-host "$cpus" >/dev/null
   for h in $hosts_list; do
@@ -83,14 +103,20 @@ for rate in $rates; do
       step=$(mean_step "$work/runs/$name" "$s")
       tta="" acc=""
       if [ -n "$target" ]; then
-        if train "${name}_tta" "$h" "${mode_args[@]}" --set train.epochs="$epochs"; then
-          read -r tta acc < <(/usr/bin/python3 - "$work/runs/${name}_tta/metrics.csv" "$target" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-hit = [float(r["elapsed_s"]) for r in rows if float(r["test_accuracy"]) >= float(sys.argv[2])]
-print(f"{hit[0]:.1f}" if hit else "-", f"{float(rows[-1]['test_accuracy']):.4f}")
-PY
-)
+        est=""
+        if [ "$mode" = sync ] && [ "$h" -gt 1 ] && [ -n "${sync_epochs[$rate]:-}" ]; then
+          est=$(awk -v e="${sync_epochs[$rate]}" -v s="$step" -v r="$rows" -v b="$batch" \
+            'BEGIN { n = int((r + b - 1) / b); printf "%.1f", e * n * s }')
+        fi
+        if [ -n "$est" ] && awk -v e="$est" -v l="$tta_limit" 'BEGIN { exit !(e > l) }'; then
+          tta="~$est" acc="-"
+        elif LIMIT_S=$tta_limit train "${name}_tta" "$h" "${mode_args[@]}" \
+          --set train.epochs="$epochs"; then
+          read -r tta acc reached < <(time_to_target "$work/runs/${name}_tta/metrics.csv" "$target")
+          [ "$mode" != sync ] || [ "$h" != 1 ] || [ "$reached" = - ] ||
+            sync_epochs[$rate]=$reached
+        elif [ $? -eq 124 ]; then
+          tta="> $tta_limit" acc="-"
         else
           tta="failed" acc="-"
         fi

@@ -16,17 +16,15 @@ AsyncTrainer::AsyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& mo
     : cfg_(cfg),  // the members below keep references into this copy
       comm_(comm),
       model_(model),
-      splits_(splits),
       watchdog_(watchdog),
       shards_(comm, static_cast<int>(cfg_.distributed.servers), model.params_to_host()),
       ctx_{cfg_, comm, shards_, watchdog, prof, nullptr, 0, {}},
-      evaluator_(comm, model, cfg_.classes, watchdog),
       // Every worker's steps per epoch are worker 0's or one fewer; rank 0 (a server) reports
       // worker 0's rate per epoch.
       schedule_(
           cfg_.optimizer, cfg_.train,
           ShardPlan(splits.train->size(), cfg_.train.batch, 0, ctx_.workers()).steps_per_epoch()),
-      selector_(cfg_.train, model.num_params()) {
+      keeper_(cfg_, comm, model, splits, watchdog) {
   model.set_profiler(prof);
   shards_.set_profiler(prof);
   ctx_.checkpoint = [this](int64_t epoch, int64_t step) {
@@ -170,12 +168,12 @@ std::vector<EpochStats> AsyncTrainer::evaluate_snapshots(const TrainHooks& hooks
     t_prev = meta[1];
     total_pushes_ = static_cast<int64_t>(meta[2]);
     st.lr = schedule_.at(std::max<int64_t>(st.epoch * schedule_.steps_per_epoch() - 1, 0));
-    evaluate_epoch(evaluator_, splits_, total_pushes_, st);
+    keeper_.evaluate(total_pushes_, st);
     history.push_back(st);
     if (hooks.on_epoch) hooks.on_epoch(st);
-    selector_.observe(st, model_);
+    keeper_.observe(st);
   }
-  final_ = selector_.finish(model_, evaluator_, splits_, history, total_pushes_, false);
+  keeper_.finish(history, total_pushes_, false);
   return history;
 }
 

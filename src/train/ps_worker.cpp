@@ -19,14 +19,8 @@ PsWorker::PsWorker(PsContext& ctx, Model& model, const Splits& splits)
       shards_(ctx.shards),
       index_(ctx.comm.rank() - ctx.shards.servers()),
       plan_(splits.train->size(), ctx.cfg.train.batch, index_, ctx.workers()),
-      loss_(model.kernels(), model.batch(), ctx.cfg.classes),
-      labels_(model.batch()),
-      names_(ctx.prof),
-      guard_(ctx.cfg.train.nonfinite == "skip", ctx.comm, ctx.watchdog),
-      schedule_(ctx.cfg.optimizer, ctx.cfg.train, plan_.steps_per_epoch()),
-      decayed_(model.decayed_ranges()),
-      // The config was checked to be SGD without momentum in these modes.
-      local_(make_optimizer(model.ops(), model.device(), ctx.cfg.optimizer, model.num_params())),
+      local_(ctx.cfg, ctx.comm, model, *splits.train, ctx.watchdog, ctx.prof,
+             plan_.steps_per_epoch()),
       pending_(model.num_params(), model.device()),
       pending_host_(model.device(), pending_.span()),
       params_host_(model.device(), model.params()),
@@ -68,26 +62,18 @@ void PsWorker::train_step(ShardPlan& plan, int64_t epoch, int64_t s) {
   const TrainConfig& train = ctx_.cfg.train;
   if (prof) prof->begin_step(pos_.step);
   if (pos_.step % dist_.n_fetch == 0) pull();
-  lr_ = static_cast<float>(schedule_.at(pos_.step));
-  const auto rows = plan.rows(s);
-  const Pass pass{true, train.seed, pos_.step, rows.data()};
-  const double loss = compute_gradients(model_, loss_, *splits_.train, rows, labels_.data(), pass,
-                                        1.0f / static_cast<float>(train.batch), {}, prof, &names_);
+  lr_ = static_cast<float>(local_.lr(pos_.step));
+  const double loss =
+      local_.gradients(plan.rows(s), pos_.step, 1.0f / static_cast<float>(train.batch));
   bool applied = false;
   {
-    ProfileScope timed(prof, names_.update);
-    VectorOps& ops = model_.ops();
-    add_l2(ops, decayed_, model_.params(), model_.grads(),
-           static_cast<float>(ctx_.cfg.optimizer.l2));
+    ProfileScope timed(prof, local_.names().update);
     // Nothing non-finite is applied locally or pushed to the servers.
-    const double grad_sq = sum_of_squares(ops, model_.grads());
-    applied = guard_.check_local(grad_sq, model_, pos_.step, epoch);
+    applied = local_.checked(LocalStep::Gradient::kLocal, loss, pos_.step, epoch);
     if (applied) {
-      clip_to_norm(ops, model_.grads(), std::sqrt(grad_sq), ctx_.cfg.optimizer.clip_norm);
       // Accumulate for the push, and keep learning locally until the next pull.
-      ops.axpy(model_.num_params(), 1.0f, model_.grads().data(), pending_.data());
-      local_->set_lr(lr_);
-      local_->update(model_.params(), model_.grads());
+      model_.ops().axpy(model_.num_params(), 1.0f, model_.grads().data(), pending_.data());
+      local_.update(pos_.step);
     }
   }
   if (applied) {
@@ -131,7 +117,7 @@ bool PsWorker::wait_for_the_others(int64_t epoch) {
 
 void PsWorker::pull() {
   WatchdogScope guard(ctx_.watchdog, "parameter pull", pos_.step);
-  ProfileScope timed(ctx_.prof, names_.pull);
+  ProfileScope timed(ctx_.prof, local_.names().pull);
   shards_.pull(params_host_.host(), pos_.pulled_versions, rma_);
   params_host_.upload();
   pos_.pushes_since_pull = 0;
@@ -139,7 +125,7 @@ void PsWorker::pull() {
 
 void PsWorker::push() {
   WatchdogScope guard(ctx_.watchdog, "parameter push", pos_.step);
-  ProfileScope timed(ctx_.prof, names_.push);
+  ProfileScope timed(ctx_.prof, local_.names().push);
   pending_host_.download();
   // The servers apply the rule at lr_, the last step's rate.
   shards_.push(pending_host_.host(), lr_, prev_versions_, rma_);
@@ -204,7 +190,7 @@ WorkerReport PsWorker::report() const {
   t.work_s = work_s_;
   t.rma_fraction = work_s_ > 0 ? (rma_.pull_s + rma_.push_s) / work_s_ : 0.0;
   t.staleness_mean = stale.mean, t.staleness_p95 = stale.p95;
-  t.nonfinite_skipped = guard_.skipped();
+  t.nonfinite_skipped = local_.guard().skipped();
   r.staleness_histogram = rma_.staleness;
   return r;
 }

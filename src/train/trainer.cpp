@@ -1,6 +1,6 @@
-// The synchronous training loop. step() reads top to bottom: batch, forward, loss, zero
-// grads, backward (starting the gradient allreduce), wait for it, L2, NaN/Inf guard, clip,
-// update.
+// The synchronous training loop. step() reads top to bottom: the rank's gradient (batch,
+// forward, loss, backward, each finished layer starting its share of the allreduce), wait
+// for the allreduce, L2 + NaN/Inf guard + clip, update (the last two: LocalStep).
 #include "hpdl/train/trainer.hpp"
 
 #include <chrono>
@@ -29,25 +29,17 @@ SyncTrainer::SyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& mode
     : cfg_(cfg),  // the members below keep references into this copy
       comm_(comm),
       model_(model),
-      splits_(splits),
       watchdog_(watchdog),
       plan_(splits.train->size(), cfg_.train.batch, comm.rank(), comm.size()),
-      loss_(model.kernels(), model.batch(), cfg_.classes),
-      optimizer_(make_optimizer(model.ops(), model.device(), cfg_.optimizer, model.num_params())),
-      schedule_(cfg_.optimizer, cfg_.train, plan_.steps_per_epoch()),
-      decayed_(model.decayed_ranges()),
+      prof_(prof),
+      local_(cfg_, comm, model, *splits.train, watchdog, prof, plan_.steps_per_epoch()),
       reducer_(comm, model.device(), model.grads(), model.layer_ranges(),
                static_cast<int64_t>(cfg_.distributed.bucket_mb * (1 << 20) / sizeof(float)),
                watchdog,
                cfg_.distributed.sync_every > 1 ? std::nullopt
                                                : half_format(cfg_.distributed.compression)),
       averager_(comm, model.device(), model.params(), local_sgd(cfg_.distributed), watchdog),
-      labels_(model.batch()),
-      evaluator_(comm, model, cfg_.classes, watchdog),
-      prof_(prof),
-      names_(prof),
-      guard_(cfg_.train.nonfinite == "skip", comm, watchdog),
-      selector_(cfg_.train, model.num_params()) {
+      keeper_(cfg_, comm, model, splits, watchdog) {
   model.set_profiler(prof);
   reducer_.set_profiler(prof);
   HPDL_REQUIRE(model.batch() == plan_.local_batch(), "model batch does not match the rank's batch");
@@ -57,30 +49,23 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t g
                                         int64_t epoch) {
   // A local step (local SGD) takes this rank's mean gradient and sends nothing.
   const bool local = averager_.local(global_step);
-  const Pass pass{true, cfg_.train.seed, global_step, rows.data()};
-  const double loss = compute_gradients(
-      model_, loss_, *splits_.train, rows, labels_.data(), pass,
-      1.0f / static_cast<float>(local ? plan_.local_batch() : cfg_.train.batch),
+  const StepNames& names = local_.names();
+  const double loss = local_.gradients(
+      rows, global_step, 1.0f / static_cast<float>(local ? plan_.local_batch() : cfg_.train.batch),
       [this, local](size_t layer) {
         if (!local) reducer_.layer_done(layer);
-      },
-      prof_, &names_);
+      });
   if (!local) {
-    ProfileScope timed(prof_, names_.comm_wait);
+    ProfileScope timed(prof_, names.comm_wait);
     reducer_.finish(global_step);  // grads() now holds the sum over ranks
   }
-  ProfileScope timed(prof_, names_.update);
-  add_l2(model_.ops(), decayed_, model_.params(), model_.grads(),
-         static_cast<float>(cfg_.optimizer.l2));
-  const double grad_sq = sum_of_squares(model_.ops(), model_.grads());
-  if (local ? !guard_.check_local(grad_sq, model_, global_step, epoch)
-            : !guard_.check_reduced(grad_sq, loss, model_, global_step, epoch)) {
+  ProfileScope timed(prof_, names.update);
+  if (!local_.checked(local ? LocalStep::Gradient::kLocal : LocalStep::Gradient::kReduced, loss,
+                      global_step, epoch)) {
     reducer_.clear_feedback();  // it may hold what rounding made of a non-finite gradient
     return std::nullopt;
   }
-  clip_to_norm(model_.ops(), model_.grads(), std::sqrt(grad_sq), cfg_.optimizer.clip_norm);
-  optimizer_->set_lr(static_cast<float>(schedule_.at(global_step)));
-  optimizer_->update(model_.params(), model_.grads());
+  local_.update(global_step);
   return loss;
 }
 
@@ -122,7 +107,7 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
       averager_.before_step(global_step_, epoch_first);
       const std::optional<double> loss = step(plan_.local_rows(s), global_step_, epoch);
       if (averager_.ends_interval(global_step_, epoch_first, last)) {
-        ProfileScope timed(prof_, names_.comm_wait);  // communication, like the buckets' wait
+        ProfileScope timed(prof_, local_.names().comm_wait);  // communication, as the buckets' wait
         averager_.average(global_step_);
       }
       if (prof_) prof_->end_step();
@@ -130,7 +115,7 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
         loss_sum += *loss;
       } else {
         ++skipped;
-        if (hooks.on_warning) hooks.on_warning(guard_.warning());
+        if (hooks.on_warning) hooks.on_warning(local_.guard().warning());
       }
       ++global_step_, ++done;
       if (hooks.on_step && done > skipped) {
@@ -163,16 +148,16 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
     }
     st.samples_per_s = st.epoch_s > 0 ? done * cfg_.train.batch / st.epoch_s : 0;
     st.train_s = (history.empty() ? 0.0 : history.back().train_s) + st.epoch_s;
-    st.lr = schedule_.at(std::max<int64_t>(global_step_ - 1, 0));
-    evaluate_epoch(evaluator_, splits_, global_step_, st);
+    st.lr = local_.lr(std::max<int64_t>(global_step_ - 1, 0));
+    keeper_.evaluate(global_step_, st);
     st.elapsed_s = resumed_elapsed_s + seconds_since(t_start);
     history.push_back(st);
     if (hooks.on_epoch) hooks.on_epoch(st);
-    stop_early = selector_.observe(st, model_);
+    stop_early = keeper_.observe(st);
     if (stop_early || (cfg_.train.max_steps > 0 && global_step_ >= cfg_.train.max_steps)) break;
   }
   if (ckpt) ckpt->finish(global_step_);
-  final_ = selector_.finish(model_, evaluator_, splits_, history, global_step_, stop_early);
+  keeper_.finish(history, global_step_, stop_early);
   return history;
 }
 
@@ -188,7 +173,7 @@ RankState SyncTrainer::own_state() {
   RankState own;
   if (averager_.on()) {
     own.push_back({"params", model_.params_to_host()});
-    const OptimizerState opt = optimizer_->state();
+    const OptimizerState opt = local_.optimizer().state();
     for (const auto& [name, buf] : opt.buffers)
       own.push_back({"optimizer." + name, host_copy(*opt.device, buf)});
   }
@@ -228,7 +213,7 @@ Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum
   c.epoch_s = epoch_s, c.elapsed_s = elapsed_s;
   c.history = history;
   c.params = model_.params_to_host();
-  const OptimizerState opt = optimizer_->state();
+  const OptimizerState opt = local_.optimizer().state();
   for (const auto& [name, buf] : opt.buffers)
     c.buffers.push_back({"optimizer." + name, host_copy(*opt.device, buf)});
   if (opt.steps) c.counters.push_back({"optimizer.steps", {*opt.steps}});
@@ -237,7 +222,7 @@ Checkpoint SyncTrainer::state(int64_t epoch, int64_t epoch_step, double loss_sum
     std::span<float> m = averager_.momentum();
     if (!m.empty()) c.buffers.push_back({"outer.momentum", {m.begin(), m.end()}});
   }
-  selector_.save(c);
+  keeper_.save(c);
   return c;
 }
 
@@ -245,7 +230,7 @@ void SyncTrainer::restore(const Checkpoint& c) {
   HPDL_REQUIRE(static_cast<int64_t>(c.params.size()) == model_.num_params(),
                "checkpoint parameter count does not match the model");
   model_.params_from_host(c.params);
-  const OptimizerState opt = optimizer_->state();
+  const OptimizerState opt = local_.optimizer().state();
   for (const auto& [name, buf] : opt.buffers) {
     const std::vector<float>* saved = c.buffer("optimizer." + name);
     if (!saved || saved->size() != buf.size())
@@ -260,7 +245,7 @@ void SyncTrainer::restore(const Checkpoint& c) {
     *opt.steps = saved->front();
   }
   restore_own_state(c);
-  selector_.restore(c);
+  keeper_.restore(c);
   global_step_ = c.global_step;
 }
 
@@ -280,7 +265,7 @@ void SyncTrainer::restore_own_state(const Checkpoint& c) {
   };
   if (averager_.on()) {
     take("params", model_.params(), &model_.device());
-    const OptimizerState opt = optimizer_->state();
+    const OptimizerState opt = local_.optimizer().state();
     for (const auto& [name, buf] : opt.buffers) take("optimizer." + name, buf, opt.device);
     averager_.anchor_here();  // then the saved anchor and momentum, where there are any
     auto shared = [&](const std::string& name, std::span<float> into) {

@@ -31,7 +31,7 @@
 
 #include "hpdl/nn/model.hpp"
 #include "hpdl/optim/lr_schedule.hpp"
-#include "hpdl/train/model_selection.hpp"
+#include "hpdl/train/model_keeper.hpp"
 #include "hpdl/train/passes.hpp"
 #include "hpdl/train/ps_context.hpp"
 #include "hpdl/train/ps_server.hpp"
@@ -55,8 +55,8 @@ class AsyncTrainer final : public Trainer {
                               const Checkpoint* from = nullptr) override;
   int stopped_by() const override { return stopped_by_; }
 
-  const ConfusionMatrix& last_confusion() const override { return evaluator_.confusion(); }
-  const FinalModel& final_model() const override { return final_; }
+  const ConfusionMatrix& last_confusion() const override { return keeper_.confusion(); }
+  const FinalModel& final_model() const override { return keeper_.final_model(); }
   int64_t total_pushes() const { return total_pushes_; }
   int64_t steps() const override { return total_pushes_; }
   // This worker's push/pull counts, times and staleness histogram (null on servers).
@@ -74,14 +74,11 @@ class AsyncTrainer final : public Trainer {
   const TrainerConfig cfg_;
   const Comm& comm_;
   Model& model_;
-  const Splits splits_;  // pointers to the caller's splits
   Watchdog& watchdog_;
   ParamShards shards_;
   PsContext ctx_;
-  Evaluator evaluator_;
-  LrSchedule schedule_;  // worker 0's, for the rate an epoch's row reports
-  ModelSelector selector_;
-  FinalModel final_;
+  LrSchedule schedule_;               // worker 0's, for the rate an epoch's row reports
+  ModelKeeper keeper_;                // the snapshots judged, the run's model kept
   std::unique_ptr<PsServer> server_;  // one of the two roles
   std::unique_ptr<PsWorker> worker_;
   int stopped_by_ = 0;

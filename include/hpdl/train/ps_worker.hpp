@@ -12,11 +12,8 @@
 
 #include "hpdl/core/host_mirror.hpp"
 #include "hpdl/data/sampler.hpp"
-#include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
-#include "hpdl/optim/lr_schedule.hpp"
-#include "hpdl/optim/optimizer.hpp"
-#include "hpdl/train/finite_guard.hpp"
+#include "hpdl/train/local_step.hpp"
 #include "hpdl/train/passes.hpp"
 #include "hpdl/train/ps_checkpoint.hpp"
 #include "hpdl/train/ps_context.hpp"
@@ -65,13 +62,9 @@ class PsWorker {
   ParamShards& shards_;
   const int index_;  // worker index (rank - servers)
   ShardPlan plan_;
-  SoftmaxCrossEntropy loss_;
-  std::vector<int32_t> labels_;
-  StepNames names_;
-  FiniteGuard guard_;
-  LrSchedule schedule_;               // over this worker's own steps
-  const std::vector<Range> decayed_;  // where L2 applies
-  std::unique_ptr<Optimizer> local_;  // the local step between pulls: SGD without momentum
+  // Its step: the schedule over its own steps; the optimizer (SGD without momentum: the
+  // config was checked) keeps it learning between pulls.
+  LocalStep local_;
 
   WorkerState pos_;
   int64_t pending_steps_ = 0;

@@ -19,15 +19,11 @@
 #include "hpdl/data/sampler.hpp"
 #include "hpdl/dist/grad_reducer.hpp"
 #include "hpdl/dist/param_averager.hpp"
-#include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
-#include "hpdl/optim/lr_schedule.hpp"
-#include "hpdl/optim/optimizer.hpp"
 #include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/epoch_stats.hpp"
-#include "hpdl/train/finite_guard.hpp"
-#include "hpdl/train/metrics.hpp"
-#include "hpdl/train/model_selection.hpp"
+#include "hpdl/train/local_step.hpp"
+#include "hpdl/train/model_keeper.hpp"
 #include "hpdl/train/passes.hpp"
 #include "hpdl/train/rank_state.hpp"
 #include "hpdl/train/trainer_config.hpp"
@@ -79,7 +75,7 @@ class SyncTrainer final : public Trainer {
   std::optional<double> step(std::span<const int64_t> rows, int64_t global_step, int64_t epoch);
   // The local SGD averager (its settings and state; off unless distributed.sync_every > 1).
   const ParamAverager& averager() const { return averager_; }
-  int64_t skipped_steps() const { return guard_.skipped(); }
+  int64_t skipped_steps() const { return local_.guard().skipped(); }
 
   // Collective: the checkpoint of this point of training (position, loss so far summed
   // over ranks, and on rank 0 the parameters and optimizer state).
@@ -88,8 +84,8 @@ class SyncTrainer final : public Trainer {
   // Parameters, optimizer state and global step from a checkpoint (on every rank).
   void restore(const Checkpoint& c);
 
-  const ConfusionMatrix& last_confusion() const override { return evaluator_.confusion(); }
-  const FinalModel& final_model() const override { return final_; }
+  const ConfusionMatrix& last_confusion() const override { return keeper_.confusion(); }
+  const FinalModel& final_model() const override { return keeper_.final_model(); }
   int64_t global_step() const { return global_step_; }
   int64_t steps() const override { return global_step_; }
   int stopped_by() const override { return stopped_by_; }
@@ -102,22 +98,13 @@ class SyncTrainer final : public Trainer {
   const TrainerConfig cfg_;
   const Comm& comm_;
   Model& model_;
-  const Splits splits_;  // pointers to the caller's splits
   Watchdog& watchdog_;
   BatchPlan plan_;
-  SoftmaxCrossEntropy loss_;
-  std::unique_ptr<Optimizer> optimizer_;
-  LrSchedule schedule_;
-  std::vector<Range> decayed_;  // where L2 applies
+  Profiler* prof_;
+  LocalStep local_;  // the step's own part: passes, guard, optimizer, schedule
   GradientReducer reducer_;
   ParamAverager averager_;
-  std::vector<int32_t> labels_;
-  Evaluator evaluator_;
-  Profiler* prof_;
-  StepNames names_;
-  FiniteGuard guard_;
-  ModelSelector selector_;
-  FinalModel final_;
+  ModelKeeper keeper_;  // epochs judged, the run's model kept
   int64_t global_step_ = 0;
   int stopped_by_ = 0;
 };
