@@ -141,6 +141,16 @@ TEST_P(LayerTest, OverlappingMaxPoolGradient) {  // AlexNet's 3x3 stride 2 (oneD
       GetParam(), [] { return std::make_unique<MaxPool2d>(3, 2); }, Shape{{2, 2, 7, 7}}, false,
       Inputs::kSeparated);
 }
+TEST_P(LayerTest, MaxPoolWithFusedReluGradient) {  // a ReLU before it, absorbed
+  gradient_check(
+      GetParam(),
+      [] {
+        auto pool = std::make_unique<MaxPool2d>(2, 2);
+        pool->absorb_relu();
+        return pool;
+      },
+      Shape{{2, 3, 6, 6}}, false, Inputs::kSeparated);
+}
 TEST_P(LayerTest, MaxPoolOddSizeGradient) {  // rows/columns past the last window get no gradient
   gradient_check(
       GetParam(), [] { return std::make_unique<MaxPool2d>(2, 2); }, Shape{{2, 2, 5, 7}}, false,

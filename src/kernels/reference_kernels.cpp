@@ -131,14 +131,17 @@ class RefMaxPool final : public MaxPoolKernel {
               if (x[i] > best) best = x[i], arg = i;
             }
           const int64_t o = (nc * OH + oh) * OW + ow;
+          if (d_.relu && !(best > 0)) best = 0, arg = -1;  // no gradient reaches the window
           y[o] = best;
           argmax_[o] = arg;
         }
   }
   void backward(const float* dy, float* dx) override {
     for (int64_t i = 0; i < d_.batch * d_.channels * d_.in_h * d_.in_w; ++i) dx[i] = 0;
-    for (size_t o = 0; o < argmax_.size(); ++o) dx[argmax_[o]] += dy[o];
+    for (size_t o = 0; o < argmax_.size(); ++o)
+      if (argmax_[o] >= 0) dx[argmax_[o]] += dy[o];
   }
+  bool applies_relu() const override { return d_.relu; }
 
  private:
   PoolDims d_;

@@ -48,13 +48,28 @@ Shape MaxPool2d::setup(const Shape& in) {
 
 void MaxPool2d::bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
                      KernelFactory& k) {
+  dims_.relu = relu_;
   kernel_ = k.max_pool(dims_);
+  if (!relu_ || kernel_->applies_relu()) return;
+  const int64_t out = dims_.batch * dims_.channels * dims_.out_h() * dims_.out_w();
+  relu_k_ = k.activation(Activation::kRelu, out);
+  relu_grad_ = Buffer(out, k.device());
 }
 
-void MaxPool2d::forward(const float* x, float* y, const Pass&) { kernel_->forward(x, y); }
+void MaxPool2d::forward(const float* x, float* y, const Pass&) {
+  kernel_->forward(x, y);
+  if (relu_k_) relu_k_->forward(y, y);
+}
 
-void MaxPool2d::backward(const float*, const float*, const float* dy, float* dx, const Pass&) {
-  if (dx) kernel_->backward(dy, dx);
+void MaxPool2d::backward(const float*, const float* y, const float* dy, float* dx, const Pass&) {
+  if (!dx) return;
+  if (relu_k_) {
+    // y > 0 exactly where the window's maximum was: the ReLU passes dy there, else 0 (the
+    // separate ReLU's mask is 0 at every input of a window whose maximum is <= 0).
+    relu_k_->backward(y, y, dy, relu_grad_.data());
+    dy = relu_grad_.data();
+  }
+  kernel_->backward(dy, dx);
 }
 
 }  // namespace hpdl

@@ -24,6 +24,7 @@ LayerWork Dense::work(bool input_grad) const {
 // once, as profilers do), 3 backward (dy (1 - y^2), dy y (1 - y)). Read x, write y; read y
 // and dy, write dx.
 LayerWork ActivationLayer::work(bool input_grad) const {
+  if (!fused_into_.empty()) return {};  // the next layer's (MaxPool2d::work)
   const double n = double(n_), back = act_ == Activation::kRelu ? 1 : 3;
   LayerWork w;
   w.forward = {n, F * 2 * n};
@@ -57,6 +58,10 @@ LayerWork MaxPool2d::work(bool input_grad) const {
   LayerWork w;
   w.forward = {E * double(d.kernel * d.kernel), F * (x + E)};
   if (input_grad) w.backward = {E, F * (2 * x + 2 * E)};
+  if (relu_) {  // an absorbed ReLU on the output: as ActivationLayer's on E elements
+    w.forward.flops += E, w.forward.bytes += F * 2 * E;
+    if (input_grad) w.backward.flops += E, w.backward.bytes += F * 3 * E;
+  }
   return w;
 }
 

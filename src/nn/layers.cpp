@@ -56,14 +56,20 @@ Shape ActivationLayer::setup(const Shape& in) {
 
 void ActivationLayer::bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
                            KernelFactory& k) {
-  kernel_ = k.activation(act_, n_);
+  if (fused_into_.empty()) kernel_ = k.activation(act_, n_);
 }
 
-void ActivationLayer::forward(const float* x, float* y, const Pass&) { kernel_->forward(x, y); }
+std::string ActivationLayer::kernel_choice() const {
+  return fused_into_.empty() ? "" : "fused into " + fused_into_ + " (applied to its output)";
+}
+
+void ActivationLayer::forward(const float* x, float* y, const Pass&) {
+  if (kernel_) kernel_->forward(x, y);
+}
 
 void ActivationLayer::backward(const float* x, const float* y, const float* dy, float* dx,
                                const Pass&) {
-  if (dx) kernel_->backward(x, y, dy, dx);
+  if (kernel_ && dx) kernel_->backward(x, y, dy, dx);
 }
 
 }  // namespace hpdl

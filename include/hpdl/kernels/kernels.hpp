@@ -49,6 +49,10 @@ struct ConvDims {
 // Max pooling over K x K windows with stride S, no padding.
 struct PoolDims {
   int64_t batch, channels, in_h, in_w, kernel, stride;
+  // A ReLU on the output (a ReLU layer before the pool, fused: Layer::absorb_relu). A kernel
+  // that applies it says so (MaxPoolKernel::applies_relu); for one that does not, the layer
+  // applies it with the backend's activation kernel.
+  bool relu = false;
   int64_t out_h() const { return window_outputs(in_h, kernel, stride, 0); }
   int64_t out_w() const { return window_outputs(in_w, kernel, stride, 0); }
 };
@@ -85,6 +89,9 @@ class MaxPoolKernel {
   // y[N,C,OH,OW]; remembers the argmax of the last forward for backward.
   virtual void forward(const float* x, float* y) = 0;
   virtual void backward(const float* dy, float* dx) = 0;
+  // True when it applies PoolDims::relu itself: y = max(0, max of the window), and dy
+  // reaches the window's maximum only where y > 0.
+  virtual bool applies_relu() const { return false; }
 };
 
 class ActivationKernel {

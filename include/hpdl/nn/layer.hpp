@@ -56,6 +56,16 @@ class Layer {
   // True when the output is the input viewed with another shape (no copy, no work).
   virtual bool is_view() const { return false; }
 
+  // ReLU fusion, decided by Chain::setup before bind: a ReLU followed by a layer that can
+  // apply it to its own output exactly (max pooling: max over a window and ReLU commute, and
+  // the gradient reaches the same inputs) becomes a view of its input, and that layer
+  // applies the ReLU to its output instead, a quarter of the elements after a 2x2 pool.
+  virtual bool is_relu() const { return false; }
+  // Asked of the layer after a ReLU: true = it now applies the ReLU to its output.
+  virtual bool absorb_relu() { return false; }
+  // Told to the ReLU whose work the layer `next` took over.
+  virtual void fuse_into(const std::string& next) { (void)next; }
+
   virtual void forward(const float* x, float* y, const Pass& pass) = 0;
   virtual void backward(const float* x, const float* y, const float* dy, float* dx,
                         const Pass& pass) = 0;

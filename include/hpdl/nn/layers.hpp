@@ -29,21 +29,27 @@ class Dense final : public Layer {
   std::unique_ptr<DenseKernel> kernel_;
 };
 
-// Element-wise ReLU / tanh / sigmoid, any shape.
+// Element-wise ReLU / tanh / sigmoid, any shape. A ReLU fused into the next layer (see
+// Layer::absorb_relu) is a view: no work, no storage of its own.
 class ActivationLayer final : public Layer {
  public:
   explicit ActivationLayer(Activation a) : act_(a) {}
   std::string kind() const override;
   LayerWork work(bool input_grad) const override;
+  std::string kernel_choice() const override;
   Shape setup(const Shape& in) override;
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override;
+  bool is_view() const override { return !fused_into_.empty(); }
+  bool is_relu() const override { return act_ == Activation::kRelu; }
+  void fuse_into(const std::string& next) override { fused_into_ = next; }
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
  private:
   Activation act_;
   int64_t n_ = 0;
+  std::string fused_into_;  // the layer that applies this ReLU ("": none)
   std::unique_ptr<ActivationKernel> kernel_;
 };
 
@@ -91,6 +97,8 @@ class MaxPool2d final : public Layer {
   Shape setup(const Shape& in) override;
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override;
+  // A ReLU before it is applied to its output instead: max(0, max x) = max(max(0, x)).
+  bool absorb_relu() override { return relu_ = true; }
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
@@ -98,6 +106,9 @@ class MaxPool2d final : public Layer {
   int64_t kernel_size_, stride_;
   PoolDims dims_{};
   std::unique_ptr<MaxPoolKernel> kernel_;
+  bool relu_ = false;                         // applies the ReLU it absorbed
+  std::unique_ptr<ActivationKernel> relu_k_;  // the ReLU where the kernel does not apply it
+  Buffer relu_grad_;                          // dy through that ReLU
 };
 
 // Inverted dropout: in training keeps each element with probability `keep` and scales it

@@ -1,0 +1,125 @@
+// ReLU fused into the max-pool after it (Layer::absorb_relu): which chains fuse, and that a
+// fused pool computes exactly what a ReLU layer followed by the pool computes — outputs and
+// input gradients equal, on every CPU backend, for the tiled 2x2 pool, an odd-sized input
+// and oneDNN's overlapping pool (where the layer applies the ReLU), on inputs full of
+// windows whose maximum is negative, zero or tied.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "hpdl/core/rng.hpp"
+#include "hpdl/nn/chain.hpp"
+#include "hpdl/nn/layers.hpp"
+
+using namespace hpdl;
+
+namespace {
+
+std::vector<std::unique_ptr<Layer>> named(std::vector<std::unique_ptr<Layer>> ls) {
+  for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
+  return ls;
+}
+
+template <typename... L>
+std::vector<std::unique_ptr<Layer>> layers(std::unique_ptr<L>... l) {
+  std::vector<std::unique_ptr<Layer>> v;
+  (v.push_back(std::move(l)), ...);
+  return named(std::move(v));
+}
+
+std::unique_ptr<Layer> relu() { return std::make_unique<ActivationLayer>(Activation::kRelu); }
+
+// Values on a coarse grid around 0: many exact ties, zeros, all-negative windows.
+std::vector<float> kinked_input(int64_t n, uint64_t seed) {
+  Rng rng(seed, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = 0.25f * float(static_cast<int64_t>(rng.below(9)) - 6);
+  return v;
+}
+
+struct PoolCase {
+  const char* backend;
+  int64_t kernel, stride;
+  Shape in;
+};
+
+class FusedPool : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(FusedPool, EqualsReluLayerThenPool) {
+  const PoolCase c = GetParam();
+  auto kernels = make_kernel_factory(c.backend);
+  ActivationLayer act(Activation::kRelu);
+  MaxPool2d pool(c.kernel, c.stride), fused(c.kernel, c.stride);
+  act.set_name("relu"), pool.set_name("pool"), fused.set_name("fused");
+  ASSERT_TRUE(fused.absorb_relu());
+  act.setup(c.in);
+  const Shape out = pool.setup(c.in);
+  fused.setup(c.in);
+  act.bind({}, {}, *kernels), pool.bind({}, {}, *kernels), fused.bind({}, {}, *kernels);
+
+  const int64_t n = c.in.numel(), m = out.numel();
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    const std::vector<float> x = kinked_input(n, seed);
+    std::vector<float> dy(m);
+    Rng rng(seed, 2);
+    for (auto& v : dy) v = float(rng.uniform()) - 0.5f;
+    // Separate: r = relu(x), y = pool(r); dr = pool'(dy), dx = relu'(dr).
+    std::vector<float> r(n), y(m), dr(n), dx(n);
+    act.forward(x.data(), r.data(), Pass{});
+    pool.forward(r.data(), y.data(), Pass{});
+    pool.backward(r.data(), y.data(), dy.data(), dr.data(), Pass{});
+    act.backward(x.data(), r.data(), dr.data(), dx.data(), Pass{});
+    // Fused.
+    std::vector<float> yf(m), dxf(n, 99.0f);
+    fused.forward(x.data(), yf.data(), Pass{});
+    fused.backward(x.data(), yf.data(), dy.data(), dxf.data(), Pass{});
+    int64_t negative_windows = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      ASSERT_EQ(yf[i], y[i]) << c.backend << " output " << i << " seed " << seed;
+      negative_windows += y[i] == 0;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(dxf[i], dx[i]) << c.backend << " input gradient " << i << " seed " << seed;
+    EXPECT_GT(negative_windows, 0) << "the inputs must hold windows the ReLU zeroes";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, FusedPool,
+    ::testing::Values(PoolCase{"reference", 2, 2, Shape{{3, 4, 8, 8}}},
+                      PoolCase{"onednn", 2, 2, Shape{{3, 4, 8, 8}}},     // tiled, K = 2
+                      PoolCase{"onednn", 2, 2, Shape{{2, 3, 7, 9}}},     // odd: rows left over
+                      PoolCase{"onednn", 3, 3, Shape{{2, 3, 9, 9}}},     // tiled, any K
+                      PoolCase{"reference", 3, 2, Shape{{2, 3, 9, 9}}},  // overlapping
+                      PoolCase{"onednn", 3, 2, Shape{{2, 3, 9, 9}}}));   // oneDNN + layer's ReLU
+
+TEST(ReluFusion, ChainFusesAReluOnlyBeforeAMaxPool) {
+  auto setup = [](std::vector<std::unique_ptr<Layer>> ls) {
+    auto chain = std::make_unique<Chain>(std::move(ls));
+    chain->setup(Shape{{2, 3, 8, 8}});
+    return chain;
+  };
+  {
+    auto c = setup(
+        layers(std::make_unique<Conv2d>(4, 3, 1, 1), relu(), std::make_unique<MaxPool2d>(2, 2)));
+    EXPECT_TRUE(c->layer(1).is_view());
+    EXPECT_EQ(c->layer(1).kernel_choice(), "fused into l2 (applied to its output)");
+    EXPECT_EQ(c->layer(1).work(true).forward.flops, 0);
+    // The ReLU's activation and its gradient are no longer stored: against a tanh there,
+    // 2 x 4 x 8 x 8 values twice fewer.
+    auto unfused = setup(layers(std::make_unique<Conv2d>(4, 3, 1, 1),
+                                std::make_unique<ActivationLayer>(Activation::kTanh),
+                                std::make_unique<MaxPool2d>(2, 2)));
+    EXPECT_EQ(unfused->estimated_bytes() - c->estimated_bytes(), 2 * sizeof(float) * 2 * 4 * 8 * 8);
+  }
+  {  // a ReLU before a convolution, a tanh before a pool, a ReLU at the end: none fused
+    auto c = setup(layers(std::make_unique<Conv2d>(4, 3, 1, 1), relu(),
+                          std::make_unique<Conv2d>(4, 3, 1, 1),
+                          std::make_unique<ActivationLayer>(Activation::kTanh),
+                          std::make_unique<MaxPool2d>(2, 2), relu()));
+    for (size_t i = 0; i < c->size(); ++i) EXPECT_FALSE(c->layer(i).is_view()) << i;
+  }
+}
+
+}  // namespace
