@@ -1,9 +1,12 @@
-// What every oneDNN kernel is built from: the engine and stream (Backend), a primitive with
+// What every oneDNN kernel is built from: the engine and streams (Backend), a primitive with
 // its argument memories and its own scratchpad (Step), a tensor converted to the layout or
 // data type a primitive wants (Relayout), and build(), which turns a oneDNN
 // failure during construction into an hpdl::Error naming the kernel. Internal to the
 // oneDNN backend (onednn_kernels.cpp and the kernels in files of their own).
 #pragma once
+#include <omp.h>
+
+#include <algorithm>
 #include <dnnl.hpp>
 #include <memory>
 #include <string>
@@ -19,9 +22,18 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
+// The engine, and a stream for each OpenMP thread: the branches of a layer
+// (nn/branches.cpp) may run on threads of their own at once, and a oneDNN stream is not for
+// concurrent use (each Step owns its scratchpad and argument memories, so nothing else is
+// shared between them).
 struct Backend {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
+  std::vector<dnnl::stream> streams;
+  Backend() {
+    const int n = std::max({1, omp_get_max_threads(), omp_get_num_procs()});
+    for (int i = 0; i < n; ++i) streams.emplace_back(engine);
+  }
+  dnnl::stream& stream() { return streams[size_t(omp_get_thread_num()) % streams.size()]; }
 };
 
 // One primitive with its argument memories (data handles re-pointed on every call) and
@@ -41,8 +53,9 @@ class Step {
 
   void run(std::initializer_list<std::pair<int, const void*>> ptrs) {
     for (const auto& [arg, ptr] : ptrs) args_.at(arg).set_data_handle(const_cast<void*>(ptr));
-    prim_.execute(be_->stream, args_);
-    be_->stream.wait();
+    dnnl::stream& stream = be_->stream();
+    prim_.execute(stream, args_);
+    stream.wait();
   }
 
  private:

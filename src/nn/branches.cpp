@@ -3,6 +3,11 @@
 // the last axis, N batch, M elements per sample.
 #include "hpdl/nn/branches.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <exception>
+
 #include "hpdl/core/error.hpp"
 
 namespace hpdl {
@@ -47,7 +52,8 @@ void Branches::bind(std::vector<std::span<float>> p, std::vector<std::span<float
   ops_ = &k.ops();
   if (combine_ == Combine::kConcat)
     for (int64_t w : widths_) branch_dy_.emplace_back(rows_ * w, k.device());
-  dx_scratch_ = Buffer(in_numel_, k.device());
+  for (size_t b = 1; b < branches_.size(); ++b) dx_scratch_.emplace_back(in_numel_, k.device());
+  concurrent_ = k.device().host_accessible();
   size_t first = 0;
   for (auto& [bname, chain] : branches_) {
     size_t n = 0;
@@ -58,12 +64,31 @@ void Branches::bind(std::vector<std::span<float>> p, std::vector<std::span<float
   }
 }
 
+void Branches::each_branch(const std::function<void(size_t)>& f) {
+  const int n = static_cast<int>(branches_.size());
+  const int threads = std::min(n, omp_get_max_threads());
+  if (!concurrent_ || threads < 2 || omp_in_parallel()) {
+    for (int k = 0; k < n; ++k) f(size_t(k));
+    return;
+  }
+  std::exception_ptr error;
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+  for (int k = 0; k < n; ++k) {
+    try {
+      f(size_t(k));
+    } catch (...) {
+#pragma omp critical(hpdl_branch_error)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
 void Branches::forward(const float* x, float* y, const Pass& pass) {
+  each_branch([&](size_t k) { branches_[k].second.forward(x, pass); });
   int64_t col = 0;
   for (size_t k = 0; k < branches_.size(); ++k) {
-    Chain& chain = branches_[k].second;
-    chain.forward(x, pass);
-    const float* o = chain.output();
+    const float* o = branches_[k].second.output();
     const int64_t w = widths_[k], n = rows_ * width_;
     if (combine_ == Combine::kSum) {
       if (k == 0)
@@ -79,21 +104,23 @@ void Branches::forward(const float* x, float* y, const Pass& pass) {
 
 void Branches::backward(const float* x, const float*, const float* dy, float* dx,
                         const Pass& pass) {
-  int64_t col = 0;
-  for (size_t k = 0; k < branches_.size(); ++k) {
-    const float* dy_k = dy;  // sum: every branch receives the whole gradient
-    if (combine_ == Combine::kConcat) {
-      const int64_t w = widths_[k];
-      float* slice = branch_dy_[k].data();
-      ops_->copy_rows(rows_, w, dy + col, width_, slice, w);
-      col += w;
-      dy_k = slice;
+  if (combine_ == Combine::kConcat) {  // each branch's slice of dy
+    int64_t col = 0;
+    for (size_t k = 0; k < branches_.size(); ++k) {
+      ops_->copy_rows(rows_, widths_[k], dy + col, width_, branch_dy_[k].data(), widths_[k]);
+      col += widths_[k];
     }
-    // The first branch writes the input gradient, later ones add theirs to it.
-    float* target = (!dx || k == 0) ? dx : dx_scratch_.data();
-    branches_[k].second.backward(x, dy_k, target, pass);
-    if (dx && k > 0) ops_->axpy(dx_scratch_.size(), 1.0f, dx_scratch_.data(), dx);
   }
+  each_branch([&](size_t k) {
+    // sum: every branch receives the whole gradient
+    const float* dy_k = combine_ == Combine::kConcat ? branch_dy_[k].data() : dy;
+    float* target = (!dx || k == 0) ? dx : dx_scratch_[k - 1].data();
+    branches_[k].second.backward(x, dy_k, target, pass);
+  });
+  // The first branch wrote the input gradient; the later ones' are added in order.
+  if (dx)
+    for (size_t k = 1; k < branches_.size(); ++k)
+      ops_->axpy(dx_scratch_[k - 1].size(), 1.0f, dx_scratch_[k - 1].data(), dx);
 }
 
 Shape ScalarNorm::setup(const Shape& in) {

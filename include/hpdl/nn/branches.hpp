@@ -2,7 +2,11 @@
 // the same input and joins their outputs, by concatenation along the last axis (the two
 // directions of a bidirectional LSTM) or by element-wise sum (the K groups of a HAR
 // residual layer); ScalarNorm is the HAR thesis's normalisation after such a sum.
+// On a CPU backend with more than one OpenMP thread the branches run at once, one thread
+// each (their small per-step products gain nothing from being split further), and are
+// joined in branch order afterwards, so the result equals the branches run one by one.
 #pragma once
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,13 +34,18 @@ class Branches final : public Layer {
  private:
   std::vector<std::pair<std::string, Chain>> branches_;
   Combine combine_;
-  int64_t rows_ = 0;               // product of all output dims but the last
-  int64_t in_numel_ = 0;           // of the input (dx_scratch_'s size, allocated in bind)
-  std::vector<int64_t> widths_;    // last-axis width of each branch's output
-  int64_t width_ = 0;              // of the joined output
-  std::vector<Buffer> branch_dy_;  // concat: each branch's slice of dy, contiguous
-  Buffer dx_scratch_;              // input gradient of branches after the first
+  int64_t rows_ = 0;             // product of all output dims but the last
+  int64_t in_numel_ = 0;         // of the input (dx_scratch_'s size, allocated in bind)
+  std::vector<int64_t> widths_;  // last-axis width of each branch's output
+  int64_t width_ = 0;            // of the joined output
+  // Runs f(k) for every branch k: at once on a CPU backend with threads to spare (not inside
+  // another parallel region), else in order. An exception from any branch is rethrown.
+  void each_branch(const std::function<void(size_t)>& f);
+
+  std::vector<Buffer> branch_dy_;   // concat: each branch's slice of dy, contiguous
+  std::vector<Buffer> dx_scratch_;  // input gradient of each branch after the first
   VectorOps* ops_ = nullptr;
+  bool concurrent_ = false;  // the kernels run on the host (CPU backends)
 };
 
 // Per-sample normalisation over all of a sample's elements (time and features), with a
