@@ -309,7 +309,7 @@ TEST(ValidationRows, DisjointCompleteAndChosenBySeed) {
 // checkpoint is what the worker was, buffers included; anything missing is named.
 TEST(PsCheckpoint, WorkerStateRoundTripsAndMissingPartsAreNamed) {
   WorkerState w;
-  w.epoch = 3, w.step_in_epoch = 5, w.step = 41, w.pushes_since_pull = 2;
+  w.epoch = 3, w.step_in_epoch = 5, w.step = 41, w.pushes_since_pull = 2, w.pending_steps = 3;
   w.pulled_versions = {7, 9};
   w.epoch_loss = {1.5, 0.25, 0}, w.epoch_samples = {64, 64, 0}, w.epoch_steps = {2, 2, 1};
   Checkpoint c;
@@ -320,6 +320,13 @@ TEST(PsCheckpoint, WorkerStateRoundTripsAndMissingPartsAreNamed) {
   const WorkerState back = restore_worker(
       c, 0, {{"params", std::span<float>(params)}, {"w_bak", std::span<float>(bak)}});
   EXPECT_EQ(nlohmann::json(back), nlohmann::json(w));
+  EXPECT_EQ(back.pending_steps, 3);
+  // A checkpoint written before pending_steps was kept: nothing pending.
+  nlohmann::json older = nlohmann::json(w);
+  older.erase("pending_steps");
+  EXPECT_EQ(older.get<WorkerState>().pending_steps, 0);
+  older.erase("step");  // every other key is required
+  EXPECT_THROW(older.get<WorkerState>(), nlohmann::json::exception);
   EXPECT_EQ(params, (std::vector<float>{1, 2, 3}));
   EXPECT_EQ(bak, (std::vector<float>{4, 5, 6}));
   auto message = [&](auto&& f) {

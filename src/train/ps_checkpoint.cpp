@@ -28,6 +28,30 @@ std::vector<float>& full_vector(Checkpoint& c, const std::string& name, int64_t 
 }
 }  // namespace
 
+void to_json(nlohmann::json& j, const WorkerState& w) {
+  j = {{"epoch", w.epoch},
+       {"step_in_epoch", w.step_in_epoch},
+       {"step", w.step},
+       {"pushes_since_pull", w.pushes_since_pull},
+       {"pending_steps", w.pending_steps},
+       {"pulled_versions", w.pulled_versions},
+       {"epoch_loss", w.epoch_loss},
+       {"epoch_samples", w.epoch_samples},
+       {"epoch_steps", w.epoch_steps}};
+}
+
+void from_json(const nlohmann::json& j, WorkerState& w) {
+  j.at("epoch").get_to(w.epoch);
+  j.at("step_in_epoch").get_to(w.step_in_epoch);
+  j.at("step").get_to(w.step);
+  j.at("pushes_since_pull").get_to(w.pushes_since_pull);
+  w.pending_steps = j.value("pending_steps", int64_t{0});
+  j.at("pulled_versions").get_to(w.pulled_versions);
+  j.at("epoch_loss").get_to(w.epoch_loss);
+  j.at("epoch_samples").get_to(w.epoch_samples);
+  j.at("epoch_steps").get_to(w.epoch_steps);
+}
+
 std::string worker_key(int k) { return "worker" + std::to_string(k); }
 
 void send_worker(const Comm& comm, const WorkerState& w, const std::vector<NamedValues>& buffers) {

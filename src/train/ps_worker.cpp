@@ -46,7 +46,7 @@ bool PsWorker::work() {
       if (checkpoint_requested() && pause_for_checkpoint(epoch, s)) return false;
       train_step(plan_, epoch, s);
     }
-    if (pending_steps_ > 0) push();  // an epoch ends with everything pushed
+    if (pos_.pending_steps > 0) push();  // an epoch ends with everything pushed
     if (!stopped) count_epoch(epoch);
   }
   {
@@ -81,7 +81,7 @@ void PsWorker::train_step(ShardPlan& plan, int64_t epoch, int64_t s) {
     pos_.epoch_samples[epoch - 1] += static_cast<double>(train.batch);
   }
   pos_.epoch_steps[epoch - 1] += 1;
-  if (++pending_steps_ == dist_.n_push) push();
+  if (++pos_.pending_steps == dist_.n_push) push();
   if (prof) prof->end_step();
   ++pos_.step;
 }
@@ -138,7 +138,7 @@ void PsWorker::push() {
   epoch_staleness_ += std::max<int64_t>(tau, 0), ++epoch_pushes_;
   ++pos_.pushes_since_pull;
   pending_.zero();
-  pending_steps_ = 0;
+  pos_.pending_steps = 0;
 }
 
 bool PsWorker::checkpoint_requested() {
@@ -156,8 +156,7 @@ bool PsWorker::request_pending() {
 }
 
 bool PsWorker::pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch) {
-  ++handled_;
-  if (pending_steps_ > 0) push();  // applied by the servers when push() returns
+  ++handled_;  // what is pending stays pending: the checkpoint carries it
   {
     WatchdogScope guard(ctx_.watchdog, "checkpoint pause", pos_.step);
     shards_.add(0, ParamShards::kPaused, 1);
@@ -168,12 +167,21 @@ bool PsWorker::pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch) {
 void PsWorker::send_checkpoint(int64_t epoch, int64_t step_in_epoch) {
   pos_.epoch = epoch, pos_.step_in_epoch = step_in_epoch;
   params_host_.download();
-  send_worker(ctx_.comm, pos_, {{"params", params_host_.host()}});
+  std::vector<NamedValues> buffers = {{"params", params_host_.host()}};
+  if (pos_.pending_steps > 0) {
+    pending_host_.download();
+    buffers.push_back({"pending", pending_host_.host()});
+  }
+  send_worker(ctx_.comm, pos_, buffers);
 }
 
 void PsWorker::restore(const Checkpoint& c) {
   pos_ = restore_worker(c, index_, {{"params", params_host_.host()}});
   params_host_.upload();
+  if (pos_.pending_steps > 0) {
+    restore_worker(c, index_, {{"pending", pending_host_.host()}});
+    pending_host_.upload();
+  }
   // A run resumed with another number of epochs: per-epoch sums for this run's epochs.
   for (auto* v : {&pos_.epoch_loss, &pos_.epoch_samples, &pos_.epoch_steps})
     v->resize(ctx_.cfg.train.epochs, 0.0);

@@ -41,11 +41,17 @@ resume_equals_uninterrupted() {  # NAME SETTINGS...
 resume_equals_uninterrupted diloco --set distributed.sync_every=4 --set 'distributed.outer="nesterov"' \
   --set 'distributed.compression="bf16"' --set distributed.local_warmup_steps=5
 resume_equals_uninterrupted fp16 --set 'distributed.compression="fp16"'
-# Asynchronous DiLoCo, 1 server + 1 worker pushing every step (deterministic; with
-# n_push > 1 a checkpoint's pause pushes the pending change early, as for Downpour): the
-# server's outer momentum is in the checkpoint.
+# Asynchronous DiLoCo, 1 server + 1 worker (deterministic): the server's outer momentum is
+# in the checkpoint; pushing every 4 steps, a checkpoint pauses the worker mid-interval and
+# carries its pending change (nothing is pushed early). The same for DC-ASGD pushing every 3
+# steps and pulling every 2 (its backups and mean squares on the server, the pending sum on
+# the worker).
 resume_equals_uninterrupted ps_diloco --set 'distributed.mode="downpour"' --set 'optimizer.name="sgd"' \
   --set 'distributed.outer="nesterov"'
+resume_equals_uninterrupted ps_diloco_h4 --set 'distributed.mode="downpour"' --set 'optimizer.name="sgd"' \
+  --set 'distributed.outer="nesterov"' --set distributed.n_push=4 --set distributed.n_fetch=4
+resume_equals_uninterrupted ps_dcasgd_push3 --set 'distributed.mode="dcasgd"' --set 'optimizer.name="sgd"' \
+  --set distributed.dc_adaptive=true --set distributed.n_push=3 --set distributed.n_fetch=2
 
 # Where the settings do not apply: the parameter server; out-of-range values.
 $expect "distributed.compression is for distributed.mode = \"sync\"" \

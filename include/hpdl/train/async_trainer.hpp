@@ -13,11 +13,12 @@
 // have one row per epoch as in sync mode, timed without the evaluations.
 // Checkpoints: server 0 decides (a stop signal on any rank, every `every_s` seconds, every
 // `every_steps` server updates) and raises kRequest; each worker sees it at its next step
-// (done workers while they wait for the end), pushes what it has pending and pauses; when
-// all are paused (their pushes applied) every rank enters one collective in which rank 0
-// gathers every server's shard and per-worker rule state (DC-ASGD's backups and mean
-// squares) and every worker's position and local parameters, writes the checkpoint, and
-// all carry on, or stop after a signal.
+// (done workers while they wait for the end) and pauses, keeping what it has not pushed yet;
+// when all are paused (every push they made applied) every rank enters one collective in
+// which rank 0 gathers every server's shard and per-worker rule state (DC-ASGD's backups and
+// mean squares) and every worker's position, local parameters and pending change, writes
+// the checkpoint, and all carry on, or stop after a signal. A checkpoint therefore changes
+// nothing in the run: one worker resumed equals it uninterrupted, bit for bit.
 //
 // Files: ps_server.hpp (a server: its loop, snapshots, progress, when to checkpoint),
 // ps_worker.hpp (a worker: its loop, local step, pull, push), async_trainer.cpp (start, the

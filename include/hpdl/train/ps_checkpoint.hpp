@@ -23,12 +23,17 @@ struct WorkerState {
   int64_t step_in_epoch = 0;  // its steps already taken
   int64_t step = 0;           // this worker's steps in all
   int64_t pushes_since_pull = 0;
+  // Steps summed into the change not yet pushed; a checkpoint carries that change as the
+  // buffer "worker<k>.pending" when this is > 0, so a pause for a checkpoint pushes nothing
+  // early and a resumed run continues exactly where it stood.
+  int64_t pending_steps = 0;
   std::vector<int64_t> pulled_versions;                        // per shard, at the last pull
   std::vector<double> epoch_loss, epoch_samples, epoch_steps;  // per epoch, this worker's
 };
-// The one encoding: a JSON object keyed by the field names (from_json throws on a missing key).
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerState, epoch, step_in_epoch, step, pushes_since_pull,
-                                   pulled_versions, epoch_loss, epoch_samples, epoch_steps)
+// The one encoding: a JSON object keyed by the field names. from_json throws on a missing
+// key, except pending_steps (0 when absent: checkpoints written before it was kept).
+void to_json(nlohmann::json& j, const WorkerState& w);
+void from_json(const nlohmann::json& j, WorkerState& w);
 
 // One host buffer a worker carries in a checkpoint.
 struct NamedValues {

@@ -31,9 +31,9 @@ class PsWorker {
   // Where it stands and what it summed per epoch (what a checkpoint carries).
   const WorkerState& position() const { return pos_; }
   // Its part of the checkpoint collective at (epoch, step_in_epoch): sends rank 0 its
-  // position and local parameters.
+  // position, local parameters and (if any) the change it has not pushed yet.
   void send_checkpoint(int64_t epoch, int64_t step_in_epoch);
-  // Its position and local parameters from a checkpoint.
+  // Its position, local parameters and pending change from a checkpoint.
   void restore(const Checkpoint& c);
   // Push/pull counts, times, the longest push and the staleness histogram.
   WorkerReport report() const;
@@ -50,7 +50,7 @@ class PsWorker {
   // request_pending() is the same without arming the watchdog (the caller does).
   bool checkpoint_requested();
   bool request_pending();
-  // Push what is pending, count itself paused, join the checkpoint. True = stop.
+  // Count itself paused (what is pending stays), join the checkpoint. True = stop.
   bool pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch);
   void pull();
   void push();
@@ -66,8 +66,7 @@ class PsWorker {
   // config was checked) keeps it learning between pulls.
   LocalStep local_;
 
-  WorkerState pos_;
-  int64_t pending_steps_ = 0;
+  WorkerState pos_;                        // with the steps summed into pending_
   float lr_ = 0;                           // the learning rate of the current step
   Buffer pending_;                         // gradient sum since the last push, on the device
   HostMirror pending_host_, params_host_;  // what pushes read and pulls write
