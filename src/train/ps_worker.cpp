@@ -81,7 +81,7 @@ void PsWorker::train_step(ShardPlan& plan, int64_t epoch, int64_t s) {
     pos_.epoch_samples[epoch - 1] += static_cast<double>(train.batch);
   }
   pos_.epoch_steps[epoch - 1] += 1;
-  if (++pos_.pending_steps == dist_.n_push) push();
+  if (++pos_.pending_steps >= dist_.n_push) push();  // >=: a run resumed with a smaller n_push
   if (prof) prof->end_step();
   ++pos_.step;
 }
@@ -98,8 +98,12 @@ void PsWorker::count_epoch(int64_t epoch) {
 
 bool PsWorker::wait_for_the_others(int64_t epoch) {
   // Until every worker is done, checkpoints still need this worker (it has nothing left:
-  // its position says so). Waiting for the slower workers is bounded like any wait.
-  const timespec pause{0, static_cast<long>(std::max(dist_.poll_us, 1.0) * 1000)};
+  // its position says so). Waiting for the slower workers is bounded like any wait. Each
+  // look is an atomic that server 0 must serve, between the pushes and pulls of the workers
+  // still training: the pause doubles up to kMaxPause, or done workers polling every 50 us
+  // starved a last worker's pull on a quarter-core server (4 hosts at 0.125 core, measured).
+  constexpr double kMaxPauseUs = 20000;
+  double pause_us = std::max(dist_.poll_us, 1.0);
   while (true) {
     bool finished = false, requested = false;
     {
@@ -107,7 +111,10 @@ bool PsWorker::wait_for_the_others(int64_t epoch) {
       while (!(finished = shards_.read(0, ParamShards::kFinish) > 0) &&
              !(requested = ctx_.ckpt && request_pending())) {
         ctx_.watchdog.poll();
+        const auto ns = static_cast<long>(pause_us * 1000);
+        const timespec pause{ns / 1000000000, ns % 1000000000};
         nanosleep(&pause, nullptr);
+        pause_us = std::min(2 * pause_us, std::max(kMaxPauseUs, dist_.poll_us));
       }
     }
     if (finished) return true;
