@@ -100,7 +100,7 @@ bool PsWorker::wait_for_the_others(int64_t epoch) {
   // Until every worker is done, checkpoints still need this worker (it has nothing left:
   // its position says so). Waiting for the slower workers is bounded like any wait. Each
   // look is an atomic that server 0 must serve, between the pushes and pulls of the workers
-  // still training: the pause doubles up to kMaxPause, or done workers polling every 50 us
+  // still training: the pause doubles up to kMaxPauseUs, or done workers polling every 50 us
   // starved a last worker's pull on a quarter-core server (4 hosts at 0.125 core, measured).
   constexpr double kMaxPauseUs = 20000;
   double pause_us = std::max(dist_.poll_us, 1.0);

@@ -48,7 +48,6 @@ class LocalStep {
   Optimizer& optimizer() { return *optimizer_; }
   const FiniteGuard& guard() const { return guard_; }
   const StepNames& names() const { return names_; }
-  Profiler* profiler() const { return prof_; }
 
  private:
   const TrainerConfig& cfg_;
