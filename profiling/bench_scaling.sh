@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The seeds' scaling table (003: seconds per MNIST epoch of the MLP at 4/8/12 nodes,
 # Downpour vs DC-ASGD; here sync as well) on the emulated cluster (scripts/netns_cluster.sh):
-# the MLP on Fashion-MNIST (60000 rows, batch 32) on H hosts x 1 rank, each host with the
+# the MLP on Fashion-MNIST (60000 rows, batch 32; MODEL picks another preset) on H hosts x
+# 1 rank, each host with the
 # same CPU budget (CPUS_PER_HOST cores, default: this machine's cores / the largest H, so the
 # largest cluster has the whole machine and H hosts have H times the compute of one),
 # synchronous (global batch 32 split over H ranks), Downpour and DC-ASGD (SERVERS servers on
@@ -22,8 +23,12 @@
 # so. Rows also go to $OUT/scaling.csv (default outputs/scaling) for plot_scaling.py.
 # MODES may also name the synchronous variants of profiling/variants.sh (bf16, fp16,
 # localH, dilocoH, ..._bf16): local SGD runs at least 2 H steps, a multiple of H, so the
-# recorded steps hold their share of parameter averages. MODEL picks another Fashion-MNIST
-# preset (default mlp_fashion_mnist; lenet_fashion_mnist).
+# recorded steps hold their share of parameter averages. adilocoH is asynchronous DiLoCo on
+# the parameter server (Downpour pulling and pushing every H steps, the server's outer
+# Nesterov step). PS_SETS adds --set values to every parameter-server run (the server
+# applies plain SGD: a preset trained with Adam needs an SGD learning rate, e.g.
+# PS_SETS="optimizer.lr=0.05"). MODEL picks another preset (default mlp_fashion_mnist;
+# lenet_fashion_mnist, har_2x2: the epoch's rows are read from its training file).
 # HPDL=another/binary measures another build (A/B against an older commit).
 #   RATES="100mbit 1gbit" HOSTS="1 2 4 8 16" STEPS=40 profiling/bench_scaling.sh
 #   RATES=1gbit HOSTS=16 MODES="downpour dcasgd" TARGET=0.85 EPOCHS=4 profiling/bench_scaling.sh
@@ -42,15 +47,22 @@ watchdog=${WATCHDOG_S:-120}  # a run that stalls this long ends (named in its ro
 out=${OUT:-outputs/scaling}
 hpdl=${HPDL:-build/hpdl}
 model=${MODEL:-mlp_fashion_mnist}
-rows=60000 batch=$(sed -n 's/^batch *= *\([0-9]*\).*/\1/p' "inputs/$model.toml" | head -1)
+ps_sets=${PS_SETS:-}
+read -r rows batch < <(/usr/bin/python3 - "inputs/$model.toml" <<'PY'
+import h5py, sys, tomllib
+c = tomllib.load(open(sys.argv[1], "rb"))
+with h5py.File(c["data"]["train_file"]) as f:
+    print(len(f[c["data"].get("train_group", "/")]["y"]), c["train"]["batch"])
+PY
+)
 source profiling/variants.sh
 source profiling/cluster_env.sh hpdl-scaling
 n_hosts=$(printf '%s\n' $hosts_list | sort -n | tail -1)
 cpus=${CPUS_PER_HOST:-$(awk -v c="$(nproc)" -v h="$n_hosts" 'BEGIN { printf "%.4g", c / h }')}
 mkdir -p "$out"
 csv=$out/scaling.csv
-echo "model $model, batch $batch" >&2
-echo "rate,hosts,mode,workers,cpus_per_host,step_ms,epoch_s,samples_per_s,tta_s,acc_at_epochs" >"$csv"
+echo "model $model, $rows training rows, batch $batch" >&2
+echo "model,rate,hosts,mode,workers,cpus_per_host,step_ms,epoch_s,samples_per_s,tta_s,acc_at_epochs" >"$csv"
 # TTA_FILE TARGET -> "seconds-to-target accuracy-at-end epochs-to-target" ("-" where not
 # reached; the time is train_s: training only, as the parameter server reports it)
 time_to_target() {
@@ -81,16 +93,25 @@ for rate in $rates; do
   for h in $hosts_list; do
     for mode in $modes; do
       s=0 mode_args=() run_steps=$steps
-      if [ "$mode" != sync ] && [ "$mode" != downpour ] && [ "$mode" != dcasgd ]; then
-        while read -r v; do [ -z "$v" ] || mode_args+=(--set "$v"); done < <(variant_sets "$mode")
-        every=$(variant_sets "$mode" | sed -n 's/^distributed.sync_every=//p')
-        [ -z "$every" ] ||
-          run_steps=$(( (steps > 2 * every ? steps + every - 1 : 2 * every) / every * every ))
-      elif [ "$mode" != sync ]; then
-        s=$servers mode_args=(--set "distributed.mode=\"$mode\"" --set 'optimizer.name="sgd"'
-          --set "distributed.servers=$servers")
-        [ "$h" -gt "$servers" ] || continue
-      fi
+      every=""
+      case $mode in
+        sync) ;;
+        downpour | dcasgd | adiloco[0-9]*)
+          s=$servers mode_args=(--set "distributed.mode=\"${mode/adiloco*/downpour}\""
+            --set 'optimizer.name="sgd"' --set "distributed.servers=$servers")
+          for v in $ps_sets; do mode_args+=(--set "$v"); done
+          if [ "${mode#adiloco}" != "$mode" ]; then
+            every=${mode#adiloco}
+            mode_args+=(--set "distributed.n_fetch=$every" --set "distributed.n_push=$every"
+              --set 'distributed.outer="nesterov"')
+          fi
+          [ "$h" -gt "$servers" ] || continue ;;
+        *)
+          while read -r v; do [ -z "$v" ] || mode_args+=(--set "$v"); done < <(variant_sets "$mode")
+          every=$(variant_sets "$mode" | sed -n 's/^distributed.sync_every=//p') ;;
+      esac
+      [ -z "$every" ] ||
+        run_steps=$(( (steps > 2 * every ? steps + every - 1 : 2 * every) / every * every ))
       w=$((h - s)) name=${mode}_${h}_$rate
       echo "$mode on $h host(s) at $rate ..." >&2
       if ! train "$name" "$h" "${mode_args[@]}" --set train.max_steps="$run_steps" \
@@ -121,15 +142,15 @@ for rate in $rates; do
           tta="failed" acc="-"
         fi
       fi
-      /usr/bin/python3 - "$rate" "$h" "$mode" "$w" "$step" "$rows" "$batch" "$cpus" "$tta" "$acc" "$csv" <<'PY'
+      /usr/bin/python3 - "$model" "$rate" "$h" "$mode" "$w" "$step" "$rows" "$batch" "$cpus" "$tta" "$acc" "$csv" <<'PY'
 import math, sys
-rate, h, mode, w, step, rows, batch, cpus, tta, acc, csv = sys.argv[1:]
+model, rate, h, mode, w, step, rows, batch, cpus, tta, acc, csv = sys.argv[1:]
 w, step, rows, batch = int(w), float(step), int(rows), int(batch)
-ps = mode in ("downpour", "dcasgd")
+ps = mode in ("downpour", "dcasgd") or mode.startswith("adiloco")
 steps = math.ceil(rows / (batch * w)) if ps else math.ceil(rows / batch)
 epoch = steps * step
 print(f"{rate:<8} {h:<6} {mode:<9} {w:>7} {1e3*step:>9.2f} {epoch:>9.1f} {rows/epoch:>10.0f} {tta:>9} {acc:>9}")
-open(csv, "a").write(f"{rate},{h},{mode},{w},{cpus},{1e3*step:.3f},{epoch:.2f},{rows/epoch:.1f},{tta},{acc}\n")
+open(csv, "a").write(f"{model},{rate},{h},{mode},{w},{cpus},{1e3*step:.3f},{epoch:.2f},{rows/epoch:.1f},{tta},{acc}\n")
 PY
     done
   done

@@ -20,7 +20,9 @@ path = sys.argv[1]
 out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(path), "scaling.png")
 rows = list(csv.DictReader(open(path)))
 rates = sorted({r["rate"] for r in rows}, key=lambda r: [x["rate"] for x in rows].index(r))
-styles = (("sync", "o", "-"), ("downpour", "s", "-"), ("dcasgd", "^", "-"))
+modes = list(dict.fromkeys(r["mode"] for r in rows))  # in the order the bench ran them
+styles = [(m, "os^dvP*X"[k % 8], "-" if k < 8 else "--") for k, m in enumerate(modes)]
+model = rows[0].get("model", "mlp_fashion_mnist")
 timed = any(r.get("tta_s", "") not in ("", "-") for r in rows)
 fig, axes = plt.subplots(2 if timed else 1, len(rates), figsize=(5 * len(rates), 8 if timed else 4),
                          squeeze=False)
@@ -50,7 +52,7 @@ for col, rate in enumerate(rates):
     if one:
         ax.plot(hosts, [one[0] / h for h in hosts], "k:", label="ideal (1 host / H)")
     ax.set_ylabel("seconds per epoch")
-    ax.set_title("MLP on Fashion-MNIST, %s links" % rate)
+    ax.set_title("%s, %s links" % (model, rate))
     if timed:
         tax = axes[1][col]
         for k, (mode, marker, line) in enumerate(styles):
@@ -67,7 +69,7 @@ for col, rate in enumerate(rates):
                              markerfacecolor=face, linestyle="none",
                              label=mode + ("" if kind == "timed" else " (%s)" % kind))
         tax.set_ylabel("seconds to the target test accuracy")
-        tax.set_title("time to accuracy, %s links" % rate)
+        tax.set_title("%s: time to accuracy, %s links" % (model, rate))
     for a in [axes[i][col] for i in range(len(axes))]:
         a.set_xscale("log", base=2)
         a.set_yscale("log")

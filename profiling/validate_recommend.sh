@@ -38,7 +38,7 @@ pred_rows = list(csv.DictReader(open(sys.argv[1])))
 meas_rows = [r for r in csv.DictReader(open(sys.argv[2])) if r["rate"] == sys.argv[3]]
 names = {"sync": "sync", "sync bf16": "bf16", "diloco H=16": "diloco16", "diloco H=64": "diloco64",
          "local SGD H=16": "local16", "local SGD H=64": "local64", "downpour": "downpour",
-         "dcasgd": "dcasgd"}
+         "dcasgd": "dcasgd", "async diloco H=16": "adiloco16", "async diloco H=64": "adiloco64"}
 meas = {(r["mode"], int(r["hosts"])): float(r["epoch_s"]) for r in meas_rows}
 # The trainer's samples per epoch over predicted samples/s: predicted s/epoch as measured counts it.
 pairs = []

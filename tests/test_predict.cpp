@@ -2,6 +2,8 @@
 // (analytic choice and interpolation of a measured curve), and one whole step.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "hpdl/predict/closed_network.hpp"
 #include "hpdl/predict/predictor.hpp"
 #include "hpdl/predict/recommend.hpp"
@@ -237,6 +239,57 @@ TEST(Predict, CompressionAndLocalSgdByHand) {
   EXPECT_NEAR(l.step_s, 0.048 + 0.0806 / 16, 1e-12);
   p.wire_bytes = 2;  // the changes in bf16: half the bytes, plus 2 x 800 kB of codec
   EXPECT_NEAR(predict_step(p, network(), 2, {}).comm_s, (0.0404 + 0.0016) / 16, 1e-12);
+}
+
+// The accuracy-risk grades on a hand-made profile of 100 steps an epoch (6400 samples,
+// batch 64): local SGD / DiLoCo by H / 100, the parameter server by its staleness W - 1,
+// asynchronous DiLoCo by H W / 100, and any parameter server high for a run trained with
+// Adam.
+TEST(Predict, AccuracyRiskGrades) {
+  const StepProfile p = two_layer_profile();
+  std::map<std::string, std::vector<Risk>> at;  // candidate -> risk at 2, 8, 32 ranks
+  const std::vector<Candidate> cands = training_candidates(p);
+  for (const Candidate& c : cands)
+    for (int r : {2, 8, 32}) at[c.name].push_back(accuracy_risk(c.profile, r).level);
+  using enum Risk;
+  EXPECT_EQ(at["sync"], (std::vector<Risk>{kNone, kNone, kNone}));
+  EXPECT_EQ(at["sync bf16"], (std::vector<Risk>{kLow, kLow, kLow}));
+  EXPECT_EQ(at["local SGD H=4"], (std::vector<Risk>{kMedium, kMedium, kMedium}));  // 4 %
+  EXPECT_EQ(at["diloco H=4"], (std::vector<Risk>{kLow, kLow, kLow}));
+  EXPECT_EQ(at["diloco H=16 bf16"], (std::vector<Risk>{kMedium, kMedium, kMedium}));  // 16 %
+  EXPECT_EQ(at["diloco H=64"], (std::vector<Risk>{kHigh, kHigh, kHigh}));             // 64 %
+  // Staleness 0, 6, 30 (one server).
+  EXPECT_EQ(at["downpour"], (std::vector<Risk>{kLow, kMedium, kHigh}));
+  EXPECT_EQ(at["dcasgd"], (std::vector<Risk>{kLow, kMedium, kHigh}));
+  // H W / the steps of an epoch: 16 % with one worker already; with 1600 steps an epoch 1 %,
+  // 7 % and 31 % with 1, 7 and 31 workers.
+  EXPECT_EQ(at["async diloco H=16"], (std::vector<Risk>{kHigh, kHigh, kHigh}));
+  StepProfile long_epoch = p;
+  long_epoch.train_samples = 16 * 6400;
+  const std::vector<Candidate> long_cands = training_candidates(long_epoch);
+  const Candidate& async16 = long_cands[13];
+  EXPECT_EQ(async16.name, "async diloco H=16");
+  EXPECT_EQ(accuracy_risk(async16.profile, 2).level, kLow);
+  EXPECT_EQ(accuracy_risk(async16.profile, 8).level, kMedium);
+  EXPECT_EQ(accuracy_risk(async16.profile, 32).level, kHigh);
+  const AccuracyRisk d16 = accuracy_risk(cands[6].profile, 2);
+  EXPECT_EQ(cands[6].name, "diloco H=16");
+  EXPECT_EQ(d16.text(),
+            "medium: each rank takes 16 steps alone (16 % of an epoch) between averages, outer "
+            "Nesterov step");
+  // A run with Adam: the server would apply its rate to plain SGD.
+  StepProfile adam = p;
+  adam.optimizer = "adam";
+  const std::vector<Candidate> with_adam = training_candidates(adam);
+  const AccuracyRisk dp = accuracy_risk(with_adam[11].profile, 2);
+  EXPECT_EQ(with_adam[11].name, "downpour");
+  EXPECT_EQ(dp.level, kHigh);
+  EXPECT_NE(dp.why.find("the run trains with adam"), std::string::npos) << dp.why;
+  EXPECT_EQ(accuracy_risk(with_adam[0].profile, 8).level, kNone);  // sync is not affected
+  // Without the training split's size, a local-SGD share is unknown: medium.
+  StepProfile unknown = p;
+  unknown.train_samples = 0;
+  EXPECT_EQ(accuracy_risk(training_candidates(unknown)[3].profile, 4).level, kMedium);
 }
 
 // On a slow network every candidate is costed at every rank count and ranked by samples

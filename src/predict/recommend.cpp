@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/predict/accuracy_risk.hpp"
 
 namespace hpdl {
 namespace {
@@ -13,6 +14,7 @@ Candidate sync_variant(const StepProfile& m, int64_t h, bool nesterov, bool bf16
   c.profile = m;
   c.profile.sync_every = h;
   c.profile.wire_bytes = bf16 ? 2 : 4;
+  c.profile.outer = nesterov ? "nesterov" : "average";
   c.name = h == 1 ? "sync" : (nesterov ? "diloco H=" : "local SGD H=") + std::to_string(h);
   if (bf16) c.name += " bf16";
   c.sets.push_back("distributed.sync_every=" + std::to_string(h));
@@ -20,11 +22,6 @@ Candidate sync_variant(const StepProfile& m, int64_t h, bool nesterov, bool bf16
   if (h > 1)
     c.sets.push_back(std::string("distributed.outer=\"") + (nesterov ? "nesterov" : "average") +
                      "\"");
-  if (h == 1)
-    c.risk = bf16 ? "low: 16-bit gradients with error feedback" : "none: the reference";
-  else
-    c.risk = "each rank takes " + std::to_string(h) + " steps alone between averages" +
-             (nesterov ? " (outer Nesterov step)" : "") + ": compare accuracy with sync";
   return c;
 }
 
@@ -36,6 +33,7 @@ Candidate ps_variant(const StepProfile& m, const std::string& mode, int h = 1) {
   c.profile = m;
   StepProfile& p = c.profile;
   p.mode = mode, p.servers = 1, p.n_fetch = p.n_push = h, p.sync_every = 1, p.wire_bytes = 4;
+  p.outer = h > 1 ? "nesterov" : "average";
   // A worker trains on the run's whole batch: the profiled batch-proportional parts scaled
   // from the rank's local batch to it.
   double forward = 0, backward = 0;
@@ -46,16 +44,10 @@ Candidate ps_variant(const StepProfile& m, const std::string& mode, int h = 1) {
   p.local_batch = m.global_batch;
   c.sets = {"distributed.mode=\"" + mode + "\"", "distributed.servers=1", "optimizer.name=\"sgd\"",
             "optimizer.momentum=0"};
-  c.risk = "stale gradients (about W-1 updates per push); plain SGD on the server" +
-           std::string(mode == "dcasgd" ? ", delay-compensated" : "");
-  if (h > 1) {
+  if (h > 1)
     c.sets.insert(c.sets.end(),
                   {"distributed.n_fetch=" + std::to_string(h),
                    "distributed.n_push=" + std::to_string(h), "distributed.outer=\"nesterov\""});
-    c.risk = "each worker takes " + std::to_string(h) +
-             " steps alone, its change applied by the server's outer Nesterov step when it "
-             "arrives (stale by about W-1 pushes)";
-  }
   return c;
 }
 
@@ -95,6 +87,7 @@ std::vector<Recommendation> recommend(const std::vector<Candidate>& candidates,
       Recommendation rec;
       rec.candidate = &c;
       rec.at = predict_step(c.profile, net, r, o);
+      rec.risk = accuracy_risk(c.profile, r);
       if (rec.at.samples_per_s <= 0) continue;
       if (c.profile.train_samples > 0) rec.epoch_s = c.profile.train_samples / rec.at.samples_per_s;
       out.push_back(std::move(rec));
@@ -126,7 +119,7 @@ std::string recommendation_report(const StepProfile& measured,
       std::snprintf(speedup, sizeof speedup, "%.2fx", r.at.samples_per_s / base->at.samples_per_s);
     std::snprintf(line, sizeof line, "%5zu  %-20s %5d %5d %11.1f %10s %9s  %s\n", i + 1,
                   r.candidate->name.c_str(), r.at.ranks, r.at.hosts, r.at.samples_per_s, epoch,
-                  speedup, r.candidate->risk.c_str());
+                  speedup, r.risk.text().c_str());
     out += line;
   }
   // The best: the fewest ranks within 5 % of the fastest (then the simpler candidate).
@@ -152,22 +145,37 @@ std::string recommendation_report(const StepProfile& measured,
          " --hostfile hosts build/hpdl train " + config + sets + "\n";
   out += "           (hosts: one line per host, \"HOSTNAME slots=" +
          std::to_string(std::min(ranks_per_host, best.at.ranks)) + "\")\n";
+  // Where the best may cost accuracy: the fastest whose risk is low at most.
+  if (best.risk.level > Risk::kLow) {
+    const Recommendation* safe = nullptr;
+    for (const auto& r : ranked)
+      if (r.risk.level <= Risk::kLow && (!safe || r.at.samples_per_s > safe->at.samples_per_s))
+        safe = &r;
+    if (safe) {
+      std::snprintf(line, sizeof line, "%.0f%% of the best's samples/s",
+                    100 * safe->at.samples_per_s / best.at.samples_per_s);
+      out += "the best's accuracy risk is " + std::string(risk_name(best.risk.level)) +
+             "; the fastest with a low risk: " + safe->candidate->name + " on " +
+             std::to_string(safe->at.ranks) + " ranks (" + line +
+             "):" + joined_sets(*safe->candidate) + "\n";
+    }
+  }
   return out;
 }
 
 std::string recommendation_csv(const std::vector<Recommendation>& ranked) {
   std::string out =
-      "candidate,ranks,hosts,step_ms,samples_per_s,epoch_s,exposed_comm_ms,sets,risk\n";
+      "candidate,ranks,hosts,step_ms,samples_per_s,epoch_s,exposed_comm_ms,sets,risk,risk_why\n";
   char line[512];
   for (const auto& r : ranked) {
     std::string sets;
     for (const auto& s : r.candidate->sets) sets += (sets.empty() ? "" : " ") + s;
     for (char& ch : sets)
       if (ch == '"') ch = '\'';
-    std::snprintf(line, sizeof line, "%s,%d,%d,%.4f,%.2f,%.2f,%.4f,\"%s\",\"%s\"\n",
+    std::snprintf(line, sizeof line, "%s,%d,%d,%.4f,%.2f,%.2f,%.4f,\"%s\",%s,\"%s\"\n",
                   r.candidate->name.c_str(), r.at.ranks, r.at.hosts, r.at.step_s * 1e3,
                   r.at.samples_per_s, r.epoch_s, r.at.exposed_s * 1e3, sets.c_str(),
-                  r.candidate->risk.c_str());
+                  risk_name(r.risk.level), r.risk.why.c_str());
     out += line;
   }
   return out;

@@ -65,6 +65,8 @@ StepProfile read_profile(const std::string& dir) {
   p.name = cfg.run.name;
   p.train_samples = m.value("train_samples", int64_t{0});
   p.config_file = m.value("config", dir + "/config.toml");
+  p.optimizer = cfg.optimizer.name;
+  p.outer = cfg.distributed.outer;
   if (cfg.distributed.async()) return read_ps_profile(dir, cfg, m, p);
   p.wire_bytes = cfg.distributed.compression == "none" ? 4 : 2;
   p.sync_every = cfg.distributed.sync_every;

@@ -19,7 +19,7 @@ PsServer::PsServer(PsContext& ctx, int64_t num_params, int64_t worker_steps)
       ops_(make_cpu_vector_ops()),
       rule_(make_update_rule(dist_, ctx.workers(), shards_.shard_size(ctx.comm.rank()), *ops_)) {
   apply_ = [this](int worker, const float* g, float lr, float* w, const float* bak, int64_t n) {
-    rule_->apply(worker, g, lr, w, bak, n);
+    rule_->apply(worker, g, lr, w, bak, n, shards_.read(ctx_.comm.rank(), ParamShards::kVersion));
   };
 }
 

@@ -1,7 +1,6 @@
-// Downpour and DC-ASGD on a server's shard (see the header). The arithmetic is the
-// backend's vector operations, built without floating-point contraction, so a server's
-// w - lr*g equals a single process's SGD step bit for bit (the 1 server + 1 worker tests
-// rely on it).
+// Downpour, DC-ASGD and asynchronous DiLoCo on a server's shard (see the header). The arithmetic is
+// the backend's vector operations, built without floating-point contraction, so a server's w - lr*g
+// equals a single process's SGD step bit for bit (the 1 server + 1 worker tests rely on it).
 #include "hpdl/train/update_rules.hpp"
 
 #include <algorithm>
@@ -15,7 +14,7 @@ namespace {
 class Downpour final : public UpdateRule {
  public:
   explicit Downpour(VectorOps& ops) : ops_(ops) {}
-  void apply(int, const float* g, float lr, float* w, const float*, int64_t n) override {
+  void apply(int, const float* g, float lr, float* w, const float*, int64_t n, int64_t) override {
     ops_.sgd(n, lr, 0.0f, g, nullptr, w);
   }
   bool uses_backup() const override { return false; }
@@ -36,7 +35,8 @@ class DcAsgd final : public UpdateRule {
     if (step_.adaptive)
       for (int k = 0; k < workers; ++k) mean_square_.emplace_back(n);
   }
-  void apply(int worker, const float* g, float lr, float* w, const float* bak, int64_t n) override {
+  void apply(int worker, const float* g, float lr, float* w, const float* bak, int64_t n,
+             int64_t) override {
     DcAsgdStep step = step_;
     step.lr = lr;
     float* ms = nullptr;
@@ -61,27 +61,47 @@ class DcAsgd final : public UpdateRule {
 
 class OuterNesterov final : public UpdateRule {
  public:
-  OuterNesterov(const DistributedConfig& d, int64_t n)
+  OuterNesterov(const DistributedConfig& d, int workers, int64_t n)
       : lr_(static_cast<float>(d.outer_lr)),
         mu_(static_cast<float>(d.outer_momentum)),
-        momentum_(n) {
+        workers_(workers),
+        momentum_(n),
+        round_(n) {
+    HPDL_REQUIRE(workers >= 1, "asynchronous DiLoCo needs a worker");
     std::fill(momentum_.span().begin(), momentum_.span().end(), 0.0f);
+    std::fill(round_.span().begin(), round_.span().end(), 0.0f);
   }
-  void apply(int, const float* g, float lr, float* w, const float*, int64_t n) override {
+  void apply(int, const float* g, float lr, float* w, const float*, int64_t n,
+             int64_t applied) override {
+    const float share = 1.0f / static_cast<float>(workers_);  // 1 exactly for one worker
     float* m = momentum_.data();
+    float* b = round_.data();
+    if ((applied + 1) % workers_ != 0) {
+      for (int64_t i = 0; i < n; ++i) {
+        const float d = lr * g[i];
+        b[i] += d;
+        w[i] -= lr_ * (d * share);
+      }
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       const float d = lr * g[i];
-      m[i] = mu_ * m[i] + d;
-      w[i] -= lr_ * (d + mu_ * m[i]);
+      m[i] = mu_ * m[i] + (b[i] + d) * share;
+      b[i] = 0.0f;
+      w[i] -= lr_ * (d * share + mu_ * m[i]);
     }
   }
   bool uses_backup() const override { return false; }
   std::vector<State> state(int) override { return {}; }
-  std::vector<State> shared_state() override { return {{"momentum", momentum_.span()}}; }
+  std::vector<State> shared_state() override {
+    return {{"momentum", momentum_.span()}, {"round", round_.span()}};
+  }
 
  private:
   float lr_, mu_;
+  int workers_;
   Buffer momentum_;
+  Buffer round_;  // the changes of this round's pushes so far
 };
 
 }  // namespace
@@ -90,7 +110,7 @@ std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int 
                                              VectorOps& ops) {
   if (dist.mode == "dcasgd") return std::make_unique<DcAsgd>(dist, workers, n, ops);
   HPDL_REQUIRE(dist.mode == "downpour", "no update rule for distributed.mode '" + dist.mode + "'");
-  if (dist.outer == "nesterov") return std::make_unique<OuterNesterov>(dist, n);
+  if (dist.outer == "nesterov") return std::make_unique<OuterNesterov>(dist, workers, n);
   return std::make_unique<Downpour>(ops);
 }
 

@@ -7,11 +7,12 @@
 // worker per other rank with the run's batch as its own, the worker's compute scaled from
 // the profile to that batch). Ranked by samples per second
 // (the time per epoch where the run recorded its training split's size), each with its
-// accuracy risk in words and the exact --set options that select it.
+// accuracy risk (graded: accuracy_risk.hpp) and the exact --set options that select it.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "hpdl/predict/accuracy_risk.hpp"
 #include "hpdl/predict/predictor.hpp"
 
 namespace hpdl {
@@ -19,7 +20,6 @@ namespace hpdl {
 struct Candidate {
   std::string name;               // e.g. "diloco H=16 bf16"
   std::vector<std::string> sets;  // --set options (key=value) that select it
-  std::string risk;               // what may cost accuracy, in words
   StepProfile profile;            // the profile as this candidate would run
 };
 
@@ -29,6 +29,7 @@ std::vector<Candidate> training_candidates(const StepProfile& measured);
 struct Recommendation {
   const Candidate* candidate = nullptr;
   Prediction at;
+  AccuracyRisk risk;   // at this rank count (predict/accuracy_risk.hpp)
   double epoch_s = 0;  // 0: the training split's size is unknown
 };
 
@@ -39,8 +40,9 @@ std::vector<Recommendation> recommend(const std::vector<Candidate>& candidates,
                                       const PredictOptions& o);
 
 // The table of the fastest `top`, and the commands that launch the best (the fewest ranks
-// within 5 % of the fastest): sbatch, and mpirun with a hostfile. config: the config file
-// the user trains with.
+// within 5 % of the fastest): sbatch, and mpirun with a hostfile; where the best's accuracy
+// risk is above low, also the fastest candidate whose risk is low at most. config: the
+// config file the user trains with.
 std::string recommendation_report(const StepProfile& measured,
                                   const std::vector<Recommendation>& ranked, size_t top,
                                   const std::string& config, int ranks_per_host);

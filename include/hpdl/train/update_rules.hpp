@@ -4,12 +4,18 @@
 //   DC-ASGD        w <- w - lr*(g + lambda*g*g*(w - w_bak)), lambda constant, or
 //                  lambda0 / sqrt(MS + eps) per element with MS = m*MS + (1-m)*g^2 kept by
 //                  the server per worker
-//   asynchronous DiLoCo (mode "downpour", outer "nesterov")
-//                  D = lr*g (the change the worker's n_push local SGD steps made),
-//                  m <- mu*m + D, w <- w - lr_o*(D + mu*m), one m per shard that every
-//                  worker's push moves in arrival order (the delayed-momentum form: a push
-//                  computed from an older w still enters today's momentum); lr_o = 1 and
-//                  mu = 0 is Downpour
+//   asynchronous DiLoCo (mode "downpour", outer "nesterov"), with W workers
+//                  D = lr*g (the change the worker's n_push local SGD steps made); the
+//                  pushes a shard applies count in rounds of W (whoever sent them):
+//                  within a round  b <- b + D, w <- w - lr_o*D/W;
+//                  the round's last  m <- mu*m + (b + D)/W, b <- 0,
+//                                    w <- w - lr_o*(D/W + mu*m)
+//                  (delayed Nesterov, after Liu et al. 2024, arXiv:2401.09135: a round of
+//                  W pushes moves w as one synchronous DiLoCo step over W ranks would,
+//                  and the momentum moves once a round; applying every push with the
+//                  whole step and momentum, W times a round, diverged on LeNet at 7
+//                  workers). W = 1 is the plain Nesterov outer step m <- mu*m + D,
+//                  w <- w - lr_o*(D + mu*m); lr_o = W with mu = 0 is Downpour
 // where w_bak is exactly what this worker last pulled of the shard (the server keeps the
 // copy it handed out). No worker reads, computes and writes back the shard any more.
 #pragma once
@@ -28,9 +34,10 @@ class UpdateRule {
  public:
   virtual ~UpdateRule() = default;
   // Applies worker's gradient sum g (n values of this shard) at rate lr to the shard w;
-  // bak: what this worker last pulled of the shard.
-  virtual void apply(int worker, const float* g, float lr, float* w, const float* bak,
-                     int64_t n) = 0;
+  // bak: what this worker last pulled of the shard; applied: the pushes this shard applied
+  // before this one (its version, checkpointed).
+  virtual void apply(int worker, const float* g, float lr, float* w, const float* bak, int64_t n,
+                     int64_t applied) = 0;
   // Whether the rule reads w_bak (a checkpoint then carries every worker's).
   virtual bool uses_backup() const = 0;
   // The rule's own state for one worker that a checkpoint must carry (name, this shard's
@@ -40,7 +47,8 @@ class UpdateRule {
     std::span<float> values;
   };
   virtual std::vector<State> state(int worker) = 0;
-  // State of the shard itself, shared by all workers (DiLoCo's outer momentum).
+  // State of the shard itself, shared by all workers (DiLoCo's outer momentum and the
+  // round's changes so far).
   virtual std::vector<State> shared_state() { return {}; }
 };
 
