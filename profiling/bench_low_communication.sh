@@ -5,7 +5,9 @@
 # (the gradient every step for sync, the parameter change every H steps for local SGD;
 # halved by 16-bit compression) computed from the run's parameter count and steps.
 # Variants: sync | bf16 | fp16 (compressed gradients) | localH (local SGD, average every H
-# steps) | dilocoH (the same with DiLoCo's Nesterov outer step) | localH_bf16 | dilocoH_bf16.
+# steps) | dilocoH (the same with DiLoCo's Nesterov outer step) | localH_bf16 | dilocoH_bf16,
+# each of the last four with _wN: N synchronous warm-up steps first (the payload column
+# counts the averages only).
 # Runs on this machine's ranks (no network emulation: accuracy does not depend on it; see
 # profiling/bench_scaling.sh for time per epoch on the emulated cluster).
 #   MODELS="mlp_fashion_mnist har_2x2" VARIANTS="sync bf16 local16 diloco16" SEEDS="1 2 3" \
@@ -59,7 +61,7 @@ for model in models:
                 continue
             m = re.match(r"(local|diloco)(\d+)", v)
             h = int(m.group(2)) if m else 1
-            bytes_per = 2 if v.endswith(("bf16", "fp16")) else 4
+            bytes_per = 2 if re.sub(r"_w\d+$", "", v).endswith(("bf16", "fp16")) else 4
             payload = math.ceil(steps / h) * man["parameters"] * bytes_per / 1e6
         if not accs:
             print(f"{model:18} {v:13} failed")

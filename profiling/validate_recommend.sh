@@ -31,7 +31,7 @@ mpirun -np 1 --bind-to none -x OMP_NUM_THREADS=1 "$hpdl" train "inputs/$model.to
 ranks=1 r=2
 while [ "$r" -le "$n_hosts" ]; do ranks=$ranks,$r; r=$((r * 2)); done
 "$hpdl" predict "$work/runs/profile" --network "$work/net.json" --ranks "$ranks" --recommend \
-  --out "$work/pred" | sed -n '1,12p'
+  --out "$work/pred" | sed -n '1,14p'
 /usr/bin/python3 - "$work/pred/recommend.csv" "$measured" "$rate" <<'PY'
 import csv, sys
 pred_rows = list(csv.DictReader(open(sys.argv[1])))

@@ -4,8 +4,15 @@
 #   localH | dilocoH                    local SGD averaging every H steps / DiLoCo's
 #                                       Nesterov outer step
 #   localH_bf16 | dilocoH_bf16          the same with the changes in bf16
+#   ..._wN (after any local or DiLoCo variant)  N synchronous warm-up steps first
+#                                       (distributed.local_warmup_steps = N)
 variant_sets() {
   local v=$1 h
+  case $v in
+    local*_w[0-9]* | diloco*_w[0-9]*)
+      echo "distributed.local_warmup_steps=${v##*_w}"
+      v=${v%_w*} ;;
+  esac
   case $v in
     sync) ;;
     bf16 | fp16) echo "distributed.compression=\"$v\"" ;;

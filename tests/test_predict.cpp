@@ -327,6 +327,17 @@ TEST(Predict, RecommendRanksEveryCandidateAtEveryRankCount) {
             std::string::npos)
       << report;
   EXPECT_NE(report.find("mpirun -np 8 --hostfile hosts"), std::string::npos) << report;
+  // The best is high-risk (64 steps x 7 workers against 100 steps an epoch): the report
+  // also names the fastest low-risk candidate with its options.
+  EXPECT_EQ(ranked.front().risk.level, Risk::kHigh);
+  const Recommendation* safe = nullptr;
+  for (const auto& r : ranked)
+    if (!safe && r.risk.level <= Risk::kLow) safe = &r;  // ranked fastest first
+  ASSERT_NE(safe, nullptr);
+  EXPECT_NE(report.find("the best's accuracy risk is high; the fastest with a low risk: " +
+                        safe->candidate->name + " on " + std::to_string(safe->at.ranks) + " ranks"),
+            std::string::npos)
+      << report;
   // Without the parameter server: sbatch for the synchronous DiLoCo.
   const std::vector<Candidate> sync_only(cands.begin(), cands.begin() + 11);
   report =

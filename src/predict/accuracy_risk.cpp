@@ -7,12 +7,12 @@
 namespace hpdl {
 namespace {
 
-// A share of an epoch as a percentage for the reason ("3.4 % of an epoch"), or, where the
+// A share of an epoch for the reason, "<before>3.4 % of an epoch<after>", or, where the
 // run did not record its training split, nothing.
-std::string share_text(double f) {
+std::string share_text(double f, const char* before, const char* after) {
   if (f < 0) return "";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, " (%.3g %% of an epoch)", 100 * f);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s%.3g %% of an epoch%s", before, 100 * f, after);
   return buf;
 }
 
@@ -49,8 +49,9 @@ AccuracyRisk accuracy_risk(const StepProfile& p, int ranks) {
     const bool nesterov = p.outer == "nesterov";
     if (p.sync_every > 1) {
       r.level = nesterov ? by_share(f, 0.05, 0.5) : by_share(f, 0.01, 0.5);
-      r.why = "each rank takes " + std::to_string(p.sync_every) + " steps alone" + share_text(f) +
-              " between averages" + (nesterov ? ", outer Nesterov step" : "");
+      r.why = "each rank takes " + std::to_string(p.sync_every) + " steps alone" +
+              share_text(f, " (", ")") + " between averages" +
+              (nesterov ? ", outer Nesterov step" : "");
     } else {
       r.level = Risk::kNone, r.why = "the reference";
     }
@@ -69,7 +70,8 @@ AccuracyRisk accuracy_risk(const StepProfile& p, int ranks) {
     const double f = epoch_steps > 0 ? double(p.n_push) * workers / epoch_steps : -1;
     r.level = std::max(staleness, by_share(f, 0.02, 0.1));
     r.why = "each worker takes " + std::to_string(p.n_push) + " steps alone while the " +
-            std::to_string(stale) + " others push theirs (the server moves" + share_text(f) + ")";
+            std::to_string(stale) + " others push theirs" +
+            share_text(f, " (the server moves ", " meanwhile)");
   } else {
     r.level = staleness;
     r.why = "stale gradients (about " + std::to_string(stale) + " updates per push)" +
