@@ -1,11 +1,14 @@
 // Micro-benchmarks of the pieces of a training step (Google Benchmark): HDF5 batch reads,
-// oneDNN vs reference kernels, hpdl's LSTM vs oneDNN's LSTM primitive, optimizer updates. Run:
+// oneDNN vs reference kernels, hpdl's LSTM vs oneDNN's LSTM primitive, the memory-bound
+// passes (pooling, dropout, optimizer updates) against a copy of the same bytes. Run:
 // build/hpdl_bench_kernels
 // [--benchmark_filter=...]. The HDF5 benchmark needs data/fashion-mnist-train.h5
 // (scripts/setup.sh) and is skipped without it.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <dnnl.hpp>
 #include <filesystem>
 #include <vector>
@@ -112,6 +115,91 @@ void BM_MaxPool(benchmark::State& state) {
 }
 BENCHMARK(BM_MaxPool)->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 
+// The memory-bound passes of a step against a copy of the same bytes (#32: "at memory
+// bandwidth"). Each benchmark counts the bytes its pass must move at least (every input
+// read once, every output written once) and reports `vs_copy`: its time over the time of
+// a single-thread memcpy moving as many bytes (half read, half written), timed right after
+// it: 1.0 is a pass at copy speed. profiling/bench_memory_bound.sh runs them on one thread
+// (OMP_NUM_THREADS=1) and prints them as a table.
+double copy_seconds(int64_t bytes) {
+  std::vector<char> a(bytes / 2, 1), b(bytes / 2);
+  int64_t calls = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  double dt = 0;
+  while (dt < 0.05 || calls < 10) {
+    std::memcpy(b.data(), a.data(), a.size());
+    benchmark::DoNotOptimize(b.data());
+    ++calls;
+    dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return dt / double(calls);
+}
+
+void report_vs_copy(benchmark::State& state, int64_t bytes, double seconds) {
+  state.SetBytesProcessed(state.iterations() * bytes);
+  state.counters["vs_copy"] = seconds / double(state.iterations()) / copy_seconds(bytes);
+}
+
+template <class F>
+double timed(benchmark::State& state, F&& pass) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) pass();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Max pooling alone, each direction (args: backend 0 reference / 1 onednn, 0 forward /
+// 1 backward): forward reads x and writes y (and the argmax it keeps), backward reads dy
+// and the argmax and writes dx. LeNet's pool1 at batch 128.
+void BM_MaxPoolPass(benchmark::State& state) {
+  auto kernels = make_kernel_factory(state.range(0) ? "onednn" : "reference");
+  const PoolDims d{128, 20, 28, 28, 2, 2};
+  auto k = kernels->max_pool(d);
+  const int64_t in = 128 * 20 * 28 * 28, out = in / 4;
+  auto x = filled(in), dx = x, y = filled(out);
+  k->forward(x.data(), y.data());
+  const bool backward = state.range(1) != 0;
+  const double s = timed(state, [&] {
+    if (backward)
+      k->backward(y.data(), dx.data());
+    else
+      k->forward(x.data(), y.data());
+  });
+  report_vs_copy(state, backward ? 4 * (out + out + in) : 4 * (in + out + out), s);
+}
+BENCHMARK(BM_MaxPoolPass)
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Unit(benchmark::kMicrosecond);
+
+// Dropout (keep 0.5) each direction (args: samples, elements a sample, 0 forward /
+// 1 backward): forward reads x and writes the mask and y, backward reads dy and the mask
+// and writes dx. LeNet's (128 x 500) and HAR 2x2's input dropout (100 x 128 x 9).
+void BM_DropoutPass(benchmark::State& state) {
+  auto kernels = make_kernel_factory("onednn");
+  const int64_t n = state.range(0), per = state.range(1), total = n * per;
+  auto k = kernels->dropout({n, per, 0.5f});
+  auto x = filled(total), mask = x, y = x;
+  std::vector<int64_t> ids(n);
+  for (int64_t i = 0; i < n; ++i) ids[i] = i;
+  const bool backward = state.range(2) != 0;
+  uint64_t step = 0;
+  const double s = timed(state, [&] {
+    if (backward)
+      k->backward(y.data(), mask.data(), x.data());
+    else
+      k->forward(x.data(), ids.data(), 7, ++step, mask.data(), y.data());
+  });
+  report_vs_copy(state, 12 * total, s);
+}
+BENCHMARK(BM_DropoutPass)
+    ->Args({128, 500, 0})
+    ->Args({128, 500, 1})
+    ->Args({100, 128 * 9, 0})
+    ->Args({100, 128 * 9, 1})
+    ->Unit(benchmark::kMicrosecond);
+
 // The LSTM two ways, forward + backward on one sequence batch (args: T, N, C, H; the HAR
 // 2x2 model's cell is 128, 50, 16, 16 at hidden 32, and 128, 50, 32, 32 at hidden 64):
 // hpdl's Lstm layer (oneDNN matmuls + vectorised gate loops) and oneDNN's own LSTM
@@ -204,13 +292,14 @@ BENCHMARK(BM_OneDnnLstmPrimitive)
     ->Args({128, 50, 32, 32})
     ->Unit(benchmark::kMillisecond);
 
-// SGD and Adam updates on a flat buffer (args: parameters).
+// SGD and Adam updates on a flat buffer (args: parameters; 55050: the MLP, 1256080:
+// LeNet): SGD reads w and g and writes w (12 bytes a parameter), Adam also reads and
+// writes its two moments (28).
 void BM_SgdUpdate(benchmark::State& state) {
   auto w = filled(state.range(0)), g = filled(state.range(0));
   auto ops = make_cpu_vector_ops();
   Sgd sgd(*ops, host_device(), state.range(0), 0.01f, 0.0f);
-  for (auto _ : state) sgd.update(w, g);
-  state.SetBytesProcessed(state.iterations() * state.range(0) * 12);
+  report_vs_copy(state, 12 * state.range(0), timed(state, [&] { sgd.update(w, g); }));
 }
 BENCHMARK(BM_SgdUpdate)->Arg(55050)->Arg(1256080)->Unit(benchmark::kMicrosecond);
 
@@ -218,10 +307,9 @@ void BM_AdamUpdate(benchmark::State& state) {
   auto w = filled(state.range(0)), g = filled(state.range(0));
   auto ops = make_cpu_vector_ops();
   Adam adam(*ops, host_device(), state.range(0), 0.001f, 0.9f, 0.999f, 1e-8f);
-  for (auto _ : state) adam.update(w, g);
-  state.SetBytesProcessed(state.iterations() * state.range(0) * 20);
+  report_vs_copy(state, 28 * state.range(0), timed(state, [&] { adam.update(w, g); }));
 }
-BENCHMARK(BM_AdamUpdate)->Arg(1256080)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AdamUpdate)->Arg(55050)->Arg(1256080)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
