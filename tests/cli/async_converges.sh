@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sync (4 ranks), Downpour (1 server + 3 workers) and DC-ASGD (2 servers + 2 workers, and
-# adaptive lambda with 1 + 3) train the same model on the same data and seed; each
+# adaptive lambda with 1 + 3), and with DILOCO_H set asynchronous DiLoCo (1 server + 3
+# workers pushing every DILOCO_H steps: the server's rounds of 3 pushes) train the same
+# model on the same data and seed; each
 # parameter-server run must come within TOL of sync's test accuracy and above FLOOR, record
 # staleness > 0 and write its per-worker files. Accuracy here is the best of the last
 # three epochs, since a small test set moves by a few points from epoch to epoch.
@@ -26,9 +28,16 @@ run sync 4 "$@"
 run downpour 4 "$@" --set distributed.mode=downpour
 run dcasgd 4 "$@" --set distributed.mode=dcasgd --set distributed.servers=2
 run dcasgd_adaptive 4 "$@" --set distributed.mode=dcasgd --set distributed.dc_adaptive=true
-python3 - "$out" "$tol" "$floor" <<'PY'
+checked="downpour:3 dcasgd:2 dcasgd_adaptive:3"
+if [ -n "${DILOCO_H:-}" ]; then
+  run async_diloco 4 "$@" --set distributed.mode=downpour --set distributed.n_fetch="$DILOCO_H" \
+    --set distributed.n_push="$DILOCO_H" --set distributed.outer=nesterov
+  checked="$checked async_diloco:3"
+fi
+python3 - "$out" "$tol" "$floor" $checked <<'PY'
 import csv, json, sys
 out, tol, floor = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+checked = [(a.split(":")[0], int(a.split(":")[1])) for a in sys.argv[4:]]
 def final(name):
     return json.load(open(f"{out}/{name}/manifest.json"))
 def accuracy(name):
@@ -36,7 +45,7 @@ def accuracy(name):
     return max(float(r["test_accuracy"]) for r in rows[-3:])
 sync = accuracy("sync")
 bad = []
-for name, workers in (("downpour", 3), ("dcasgd", 2), ("dcasgd_adaptive", 3)):
+for name, workers in checked:
     m = final(name)
     acc, ps = accuracy(name), m["parameter_server"]
     print(f"{name}: accuracy {acc:.4f} (sync {sync:.4f}), staleness mean "
