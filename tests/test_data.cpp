@@ -316,6 +316,15 @@ TEST(Reader, ConvertingPathMatchesDirectPath) {
   EXPECT_EQ(ya, yb);
   EXPECT_EQ(xa[4], x[3 * 4]);
   EXPECT_EQ(ya[4], y[17]);
+  // The direct path copies from a mapping of the file, or reads with pread(): the same rows.
+  EXPECT_TRUE(a.mapped());
+  a.unmap();
+  EXPECT_FALSE(a.mapped());
+  std::vector<float> xc(24);
+  std::vector<int32_t> yc(6);
+  a.read_rows(rows, xc.data(), yc.data());
+  EXPECT_EQ(xc, xa);
+  EXPECT_EQ(yc, ya);
 }
 
 TEST(BatchPlan, RankSlicesPartitionTheGlobalBatch) {

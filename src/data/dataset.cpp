@@ -3,6 +3,7 @@
 #include "hpdl/data/dataset.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,11 +94,29 @@ H5Split::H5Split(const std::string& file, const std::string& group) {
     // Labels are 4 bytes a row: read them once rather than one system call per sample.
     labels_.resize(rows_);
     pread_all(labels_.data(), labels_.size() * sizeof(int32_t), y_offset_);
+    // The inputs mapped from the page holding their first byte to their end (the size
+    // check above keeps the mapping inside the file).
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t start = x_offset_ / page * page;
+    if (x_end > x_offset_) {
+      void* m =
+          ::mmap(nullptr, x_end - start, PROT_READ, MAP_SHARED, fd_, static_cast<off_t>(start));
+      if (m != MAP_FAILED) {
+        map_ = m, map_bytes_ = x_end - start;
+        x_map_ = static_cast<const char*>(m) + (x_offset_ - start);
+      }
+    }
   }
 }
 
 H5Split::~H5Split() {
+  unmap();
   if (fd_ >= 0) ::close(fd_);
+}
+
+void H5Split::unmap() {
+  if (map_) ::munmap(map_, map_bytes_);
+  map_ = nullptr, map_bytes_ = 0, x_map_ = nullptr;
 }
 
 void H5Split::pread_all(void* dst, size_t bytes, haddr_t offset) const {
@@ -186,7 +205,10 @@ void H5Split::read_raw(std::span<const int64_t> rows, float* x, int32_t* y) {
       size_t j = i + 1;
       while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;  // one contiguous run
       const haddr_t r = static_cast<haddr_t>(rows[i]);
-      pread_all(x + i * per_sample_, (j - i) * row_bytes, x_offset_ + r * row_bytes);
+      if (x_map_)
+        std::memcpy(x + i * per_sample_, x_map_ + r * row_bytes, (j - i) * row_bytes);
+      else
+        pread_all(x + i * per_sample_, (j - i) * row_bytes, x_offset_ + r * row_bytes);
       i = j;
     }
     for (size_t i = 0; i < rows.size(); ++i) y[i] = labels_[rows[i]];

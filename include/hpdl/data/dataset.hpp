@@ -4,8 +4,11 @@
 // stored as native float32/int32, rows are read with pread() at the byte offsets HDF5
 // reports (H5Dget_offset), and the labels (4 bytes a row) are read once: a shuffled batch
 // is a union of single rows, and this cuts HDF5's per-row selection overhead (63 -> ~15
-// us for 16 Fashion-MNIST rows, profiling/bench_kernels BM_ReadBatch). Any other
-// layout or type goes through H5Dread on a union of hyperslabs, with type conversion.
+// us for 16 Fashion-MNIST rows, profiling/bench_kernels BM_ReadBatch). The inputs are then
+// mapped read-only (mmap) where the system allows, and a row is a copy from the page
+// cache: no system call a row, and the ranks of a host share one copy of the file's pages
+// (pread() where mapping fails). Any other layout or type goes through H5Dread on a union
+// of hyperslabs, with type conversion.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -51,6 +54,11 @@ class H5Split {
 
   // True when rows are read directly (contiguous native layout), false for H5Dread.
   bool direct() const { return fd_ >= 0; }
+  // True when the direct path copies rows from a mapping of the file, false for pread().
+  bool mapped() const { return x_map_ != nullptr; }
+  // From now on the direct path reads with pread(), as where mapping fails (tests compare
+  // the two).
+  void unmap();
 
  private:
   void read(hid_t file_space_x, hid_t file_space_y, int64_t n, float* x, int32_t* y);
@@ -62,9 +70,11 @@ class H5Split {
   int64_t rows_ = 0, per_sample_ = 0;
   int fd_ = -1;  // POSIX descriptor for direct reads, or -1
   haddr_t x_offset_ = HADDR_UNDEF, y_offset_ = HADDR_UNDEF;
-  std::vector<int32_t> labels_;
-  std::vector<float> norm_mean_, norm_inv_std_;  // per channel; empty: no normalisation  // direct
-                                                 // path: all labels, read once (4 bytes a row)
+  void* map_ = nullptr;          // the pages holding x, mapped read-only (or null)
+  size_t map_bytes_ = 0;         // their length
+  const char* x_map_ = nullptr;  // x's first byte inside map_
+  std::vector<int32_t> labels_;  // direct path: all labels, read once (4 bytes a row)
+  std::vector<float> norm_mean_, norm_inv_std_;  // per channel; empty: no normalisation
   std::vector<int64_t> sample_shape_;
   std::vector<int64_t> subset_, mapped_;  // keep_rows' rows (empty: all); a batch's file rows
 };
