@@ -305,6 +305,30 @@ TEST(ValidationRows, DisjointCompleteAndChosenBySeed) {
   EXPECT_THROW(validation_rows(1, 0.9, 7, &v, &t), Error);      // no training row
 }
 
+// A server's slices come back from a checkpoint's full-length vectors at the shard's
+// offset; a slice the checkpoint lacks is named: an asynchronous DiLoCo checkpoint written
+// before the server's rounds has outer.momentum but no outer.round.
+TEST(PsCheckpoint, ShardSlicesRestoreAndAMissingOneIsNamed) {
+  Checkpoint c;
+  c.params = {1, 2, 3, 4};
+  c.buffers.push_back({"outer.momentum", {5, 6, 7, 8}});
+  std::vector<float> params(2), momentum(2), round(2);
+  restore_shard(
+      c, 2, {{"params", std::span<float>(params)}, {"outer.momentum", std::span<float>(momentum)}});
+  EXPECT_EQ(params, (std::vector<float>{3, 4}));
+  EXPECT_EQ(momentum, (std::vector<float>{7, 8}));
+  try {
+    restore_shard(
+        c, 2,
+        {{"outer.momentum", std::span<float>(momentum)}, {"outer.round", std::span<float>(round)}});
+    ADD_FAILURE() << "a missing outer.round was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("lacks the parameter server's outer.round"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A parameter-server worker's state has one encoding: what restore_worker reads back from a
 // checkpoint is what the worker was, buffers included; anything missing is named.
 TEST(PsCheckpoint, WorkerStateRoundTripsAndMissingPartsAreNamed) {
