@@ -352,6 +352,26 @@ TEST(BatchPlan, RankSlicesPartitionTheGlobalBatch) {
   }
 }
 
+// The rows the trainer reads ahead for the next step are that step's rows (in any order),
+// asking for them leaves the current step's rows alone, and past the epoch there are none.
+TEST(BatchPlan, UpcomingRowsAreTheNextStepsRows) {
+  for (int ranks : {1, 3}) {
+    BatchPlan p(103, 10, ranks - 1, ranks);
+    p.begin_epoch(7, 1);
+    for (int64_t s = 0; s + 1 < p.steps_per_epoch(); ++s) {
+      const auto now = p.local_rows(s);
+      const std::vector<int64_t> current(now.begin(), now.end());
+      const auto ahead = p.upcoming_rows(s + 1);
+      std::vector<int64_t> next(ahead.begin(), ahead.end());
+      EXPECT_EQ(std::vector<int64_t>(now.begin(), now.end()), current);
+      std::sort(next.begin(), next.end());
+      const auto want = p.local_rows(s + 1);
+      EXPECT_EQ(next, std::vector<int64_t>(want.begin(), want.end()));
+    }
+    EXPECT_TRUE(p.upcoming_rows(p.steps_per_epoch()).empty());
+  }
+}
+
 TEST(BatchPlan, ShuffleDependsOnSeedAndEpochOnly) {
   BatchPlan a(50, 5, 0, 1), b(50, 5, 0, 1);
   a.begin_epoch(1, 1);

@@ -198,6 +198,15 @@ void H5Split::normalize_channels() {
   norm_mean_ = std::move(mean);
 }
 
+void H5Split::prefetch_rows(std::span<const int64_t> rows) const {
+  if (!x_map_) return;
+  const size_t row_bytes = static_cast<size_t>(per_sample_) * sizeof(float);
+  for (int64_t r : rows) {
+    const char* row = x_map_ + static_cast<size_t>(subset_.empty() ? r : subset_[r]) * row_bytes;
+    for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b, 0, 1);
+  }
+}
+
 void H5Split::read_raw(std::span<const int64_t> rows, float* x, int32_t* y) {
   if (fd_ >= 0) {
     const size_t row_bytes = static_cast<size_t>(per_sample_) * sizeof(float);

@@ -1,6 +1,7 @@
 // The CPU backend's vector operations: one OpenMP SIMD loop each, threads only above 64 Ki
 // elements (below, a parallel region costs more than it saves). Arguments are copied to
 // locals and pointers marked __restrict, so GCC vectorises the outlined bodies.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -12,6 +13,22 @@ namespace hpdl {
 namespace {
 
 constexpr int64_t kParallelFrom = int64_t{1} << 16;
+
+// The sum of squares in double over kLanes running sums: one running sum waits out the
+// add's latency at every vector (10 us for the MLP's 55k gradients; 3 us in lanes).
+double sum_squares_in_lanes(int64_t n, const float* __restrict x) {
+  constexpr int64_t kLanes = 32;
+  double lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+#pragma omp simd
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] += double(x[i + l]) * x[i + l];
+  }
+  double sq = 0;
+  for (; i < n; ++i) sq += double(x[i]) * x[i];
+  for (double part : lane) sq += part;
+  return sq;
+}
 
 class CpuVectorOps final : public VectorOps {
  public:
@@ -43,11 +60,15 @@ class CpuVectorOps final : public VectorOps {
     for (int64_t r = 0; r < rows; ++r)
       std::memcpy(dst + r * ld_dst, src + r * ld_src, width * sizeof(float));
   }
-  double sum_squares(int64_t n, const float* x_) override {
-    const float* __restrict x = x_;
+  double sum_squares(int64_t n, const float* x) override {
+    if (n <= kParallelFrom) return sum_squares_in_lanes(n, x);
+    const int64_t chunks = (n + kParallelFrom - 1) / kParallelFrom;
     double sq = 0;
-#pragma omp parallel for simd reduction(+ : sq) if (parallel : n > kParallelFrom)
-    for (int64_t i = 0; i < n; ++i) sq += double(x[i]) * x[i];
+#pragma omp parallel for reduction(+ : sq)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t begin = c * kParallelFrom;
+      sq += sum_squares_in_lanes(std::min(n - begin, kParallelFrom), x + begin);
+    }
     return sq;
   }
   void sgd(int64_t n, float lr, float mu, const float* g_, float* v_, float* w_) override {

@@ -21,7 +21,7 @@ class DnnlBatchNorm final : public BatchNormKernel {
         unused_shift_(static_cast<size_t>(d.channels)),
         dx_scratch_(static_cast<size_t>(d.batch * d.channels * d.spatial)) {
     using dnnl::normalization_flags;
-    build("batch norm", [&] {
+    build(be, "batch norm", [&] {
       const auto md = plain({d.batch, d.channels, d.spatial, 1}, tag::nchw);
       const auto cmd = plain({d.channels}, tag::x);
       const auto attr = user_scratchpad();

@@ -45,7 +45,7 @@ class DnnlConv final : public ConvKernel {
                       OH = d.out_h(), OW = d.out_w();
     // What the passes read (x, w, dy) is in in_t, what they write (y, dx, dw, db) in f32.
     const dt in_t = d.precision == Precision::kBf16 ? dt::bf16 : dt::f32;
-    build("conv2d", [&] {
+    build(be, "conv2d", [&] {
       const auto x = plain({N, C, H, W}, tag::nchw), y = plain({N, O, OH, OW}, tag::nchw);
       const auto w = plain({O, C, K, K}, tag::oihw), b = plain({O}, tag::x);
       const tag act = layout_ == "nhwc" ? tag::nhwc : tag::any;

@@ -28,7 +28,7 @@ class DnnlDense final : public DenseKernel {
   DnnlDense(Backend& be, const DenseDims& d) : d_(d) {
     const memory::dim N = d.batch, I = d.in, O = d.out;
     const dt in_t = d.precision == Precision::kBf16 ? dt::bf16 : dt::f32;
-    build("dense", [&] {
+    build(be, "dense", [&] {
       const auto x = plain({N, I}, tag::ab), y = plain({N, O}, tag::ab);
       const auto w = plain({O, I}, tag::ab), bias = plain({1, O}, tag::ab);
       const auto xb = memory::desc({N, I}, in_t, tag::ab), wb = memory::desc({O, I}, in_t, tag::ab);
@@ -93,7 +93,7 @@ class DnnlMaxPool final : public MaxPoolKernel {
  public:
   DnnlMaxPool(Backend& be, const PoolDims& d) {
     const memory::dim N = d.batch, C = d.channels;
-    build("max_pool", [&] {
+    build(be, "max_pool", [&] {
       const auto x = plain({N, C, d.in_h, d.in_w}, tag::nchw);
       const auto y = plain({N, C, d.out_h(), d.out_w()}, tag::nchw);
       const memory::dims stride{d.stride, d.stride}, kernel{d.kernel, d.kernel}, pad{0, 0};
@@ -135,7 +135,7 @@ class DnnlActivation final : public ActivationKernel {
                       : a == Activation::kTanh ? dnnl::algorithm::eltwise_tanh_use_dst_for_bwd
                                                : dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
     uses_dst_ = a != Activation::kRelu;
-    build("activation", [&] {
+    build(be, "activation", [&] {
       const auto md = plain({n}, tag::x);
       const auto attr = user_scratchpad();
       dnnl::eltwise_forward::primitive_desc fpd(
@@ -240,6 +240,11 @@ class OneDnnKernels final : public LoopKernels {
   }
   std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) override {
     return make_batch_norm(*be_, d);
+  }
+  bool use_one_thread() override {
+    if (blas_) return false;  // OpenBLAS keeps its own threads
+    be_->kernel_threads = 1;
+    return true;
   }
 
  private:

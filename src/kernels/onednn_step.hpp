@@ -1,8 +1,8 @@
 // What every oneDNN kernel is built from: the engine and streams (Backend), a primitive with
 // its argument memories and its own scratchpad (Step), a tensor converted to the layout or
-// data type a primitive wants (Relayout), and build(), which turns a oneDNN
-// failure during construction into an hpdl::Error naming the kernel. Internal to the
-// oneDNN backend (onednn_kernels.cpp and the kernels in files of their own).
+// data type a primitive wants (Relayout), a cap on the threads (ThreadCap), and build(),
+// which turns a oneDNN failure during construction into an hpdl::Error naming the kernel. Internal
+// to the oneDNN backend (onednn_kernels.cpp and the kernels in files of their own).
 #pragma once
 #include <omp.h>
 
@@ -29,6 +29,9 @@ using dt = memory::data_type;
 struct Backend {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   std::vector<dnnl::stream> streams;
+  // The threads of the kernels built from now on (KernelFactory::use_one_thread): 0, all the
+  // rank's threads; 1 for a model whose step is too small to split.
+  int kernel_threads = 0;
   Backend() {
     const int n = std::max({1, omp_get_max_threads(), omp_get_num_procs()});
     for (int i = 0; i < n; ++i) streams.emplace_back(engine);
@@ -36,14 +39,34 @@ struct Backend {
   dnnl::stream& stream() { return streams[size_t(omp_get_thread_num()) % streams.size()]; }
 };
 
+// Caps the OpenMP threads of the calling thread for its lifetime (threads <= 0, or inside a
+// parallel region where oneDNN runs on the calling thread anyway: no cap).
+class ThreadCap {
+ public:
+  explicit ThreadCap(int threads) {
+    if (threads <= 0 || omp_in_parallel() || threads >= omp_get_max_threads()) return;
+    saved_ = omp_get_max_threads();
+    omp_set_num_threads(threads);
+  }
+  ~ThreadCap() {
+    if (saved_ > 0) omp_set_num_threads(saved_);
+  }
+  ThreadCap(const ThreadCap&) = delete;
+  ThreadCap& operator=(const ThreadCap&) = delete;
+
+ private:
+  int saved_ = 0;
+};
+
 // One primitive with its argument memories (data handles re-pointed on every call) and
-// its own scratchpad, so execution never allocates.
+// its own scratchpad, so execution never allocates. It runs on the threads the backend gave
+// the kernels when it was built (Backend::kernel_threads).
 class Step {
  public:
   Step() = default;
   Step(Backend& be, dnnl::primitive prim, const memory::desc& scratch,
        std::initializer_list<std::pair<int, memory::desc>> args)
-      : be_(&be), prim_(std::move(prim)) {
+      : be_(&be), prim_(std::move(prim)), threads_(be.kernel_threads) {
     for (const auto& [arg, md] : args) args_[arg] = memory(md, be.engine, DNNL_MEMORY_NONE);
     if (scratch.get_size() > 0) {
       scratch_.resize((scratch.get_size() + sizeof(float) - 1) / sizeof(float));
@@ -54,6 +77,7 @@ class Step {
   void run(std::initializer_list<std::pair<int, const void*>> ptrs) {
     for (const auto& [arg, ptr] : ptrs) args_.at(arg).set_data_handle(const_cast<void*>(ptr));
     dnnl::stream& stream = be_->stream();
+    const ThreadCap cap(threads_);
     prim_.execute(stream, args_);
     stream.wait();
   }
@@ -61,6 +85,7 @@ class Step {
  private:
   Backend* be_ = nullptr;
   dnnl::primitive prim_;
+  int threads_ = 0;
   std::unordered_map<int, memory> args_;
   std::vector<float> scratch_;
 };
@@ -123,6 +148,15 @@ auto build(const char* what, F&& f) {
     fail_call(std::string("oneDNN ") + what,
               std::string(e.what()) + " (status " + std::to_string(int(e.status)) + ")");
   }
+}
+
+// The same for a kernel built on Backend::kernel_threads: oneDNN splits a primitive's work
+// over the threads present when it is created and sizes its scratchpad for them, so the cap
+// holds while the kernel's primitives are created and on each of their runs (Step).
+template <typename F>
+auto build(Backend& be, const char* what, F&& f) {
+  const ThreadCap cap(be.kernel_threads);
+  return build(what, std::forward<F>(f));
 }
 
 // Kernels in files of their own.

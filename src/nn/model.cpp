@@ -37,7 +37,17 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, const Shape& input,
     layer_params_.push_back(r);
     first += chain_.spec_count(i);
   }
+  if (step_flop() < kOneThreadBelowFlop) one_thread_ = kernels_->use_one_thread();
   chain_.bind(p, g, *kernels_);
+}
+
+double Model::step_flop() const {
+  double flop = 0;
+  for (size_t i = 0; i < chain_.size(); ++i) {
+    const LayerWork w = chain_.layer(i).work(i > 0);
+    flop += w.forward.flops + w.backward.flops;
+  }
+  return flop;
 }
 
 // Drawn on the host (the same stream of numbers on every backend), then copied over.

@@ -123,6 +123,11 @@ LayerTable print_layer_table(const TimeArgs& args, const Config& cfg, Model& mod
   for (size_t k = 0; k < model.num_layers(); ++k)
     if (const std::string c = model.layer(k).kernel_choice(); !c.empty())
       std::printf("%-16s chose %s\n", model.layer(k).name().c_str(), c.c_str());
+  if (model.one_thread())
+    std::printf(
+        "%-16s chose one thread: the step's %.1f MFLOP is below %.0f (split over "
+        "threads, each pass would first read what another core wrote)\n",
+        "all kernels", model.step_flop() / 1e6, Model::kOneThreadBelowFlop / 1e6);
   std::printf(
       "loss %.3f ms, update %.3f ms; iteration %.3f ms (p50 %.3f, p95 %.3f); "
       "layers + loss + update = %.2f%% of the iteration\n",

@@ -20,10 +20,11 @@ LocalStep::LocalStep(const TrainerConfig& cfg, const Comm& comm, Model& model, H
       guard_(cfg.train.nonfinite == "skip", comm, watchdog) {}
 
 double LocalStep::gradients(std::span<const int64_t> rows, int64_t step, float loss_scale,
-                            const std::function<void(size_t)>& on_layer_done) {
+                            const std::function<void(size_t)>& on_layer_done,
+                            std::span<const int64_t> next_rows) {
   const Pass pass{true, cfg_.train.seed, step, rows.data()};
   return compute_gradients(model_, loss_, train_, rows, labels_.data(), pass, loss_scale,
-                           on_layer_done, prof_, &names_);
+                           on_layer_done, prof_, &names_, next_rows);
 }
 
 bool LocalStep::checked(Gradient kind, double local_loss, int64_t step, int64_t epoch) {

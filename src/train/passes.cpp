@@ -36,11 +36,13 @@ double forward_backward(Model& model, SoftmaxCrossEntropy& loss, const int32_t* 
 double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split,
                          std::span<const int64_t> rows, int32_t* labels, const Pass& pass,
                          float loss_scale, const std::function<void(size_t)>& on_layer_done,
-                         Profiler* prof, const StepNames* names) {
+                         Profiler* prof, const StepNames* names,
+                         std::span<const int64_t> next_rows) {
   {
     ProfileScope timed(prof, names ? names->data : 0);
     split.read_rows(rows, model.input_host(), labels);
     model.upload_input();
+    split.prefetch_rows(next_rows);
   }
   return forward_backward(model, loss, labels, pass, loss_scale, on_layer_done, prof, names);
 }

@@ -54,7 +54,8 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t g
       rows, global_step, 1.0f / static_cast<float>(local ? plan_.local_batch() : cfg_.train.batch),
       [this, local](size_t layer) {
         if (!local) reducer_.layer_done(layer);
-      });
+      },
+      next_rows_);
   if (!local) {
     ProfileScope timed(prof_, names.comm_wait);
     reducer_.finish(global_step);  // grads() now holds the sum over ranks
@@ -105,6 +106,7 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
           s == steps - 1 || (cfg_.train.max_steps > 0 && global_step_ + 1 >= cfg_.train.max_steps);
       if (prof_) prof_->begin_step(global_step_);
       averager_.before_step(global_step_, epoch_first);
+      next_rows_ = plan_.upcoming_rows(s + 1);
       const std::optional<double> loss = step(plan_.local_rows(s), global_step_, epoch);
       if (averager_.ends_interval(global_step_, epoch_first, last)) {
         ProfileScope timed(prof_, local_.names().comm_wait);  // communication, as the buckets' wait

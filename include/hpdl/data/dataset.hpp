@@ -42,6 +42,7 @@ class H5Split {
 
   // Reads the given rows (ascending, no repeats) into x [n, per_sample] and y [n].
   void read_rows(std::span<const int64_t> rows, float* x, int32_t* y);
+  void prefetch_rows(std::span<const int64_t> rows) const;
   // From now on, standardise every channel (last axis) with the split's x.mean and x.std
   // attributes (training statistics, written by the UCI HAR converter). Throws if absent.
   void normalize_channels();

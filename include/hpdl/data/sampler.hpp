@@ -20,6 +20,11 @@ class BatchPlan {
   int64_t global_batch() const { return global_batch_; }
   // This rank's rows of step s of the current epoch, ascending.
   std::span<const int64_t> local_rows(int64_t step);
+  // The same rows unsorted, without touching local_rows's buffer (empty past the epoch's end).
+  std::span<const int64_t> upcoming_rows(int64_t step) const {
+    if (step >= steps_per_epoch()) return {};
+    return {perm_.data() + step * global_batch_ + local_offset_, static_cast<size_t>(local_batch_)};
+  }
 
  private:
   int64_t rows_, global_batch_, local_batch_, local_offset_;

@@ -219,6 +219,10 @@ class KernelFactory {
   virtual std::unique_ptr<LstmCellKernel> lstm_cell(const LstmCellDims& d) = 0;
   virtual std::unique_ptr<ScalarNormKernel> scalar_norm(const ScalarNormDims& d) = 0;
   virtual std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) = 0;
+  // Runs the kernels made from now on on one of the rank's threads: what Model asks for when
+  // a step is too small to pay for splitting it. False: this backend does not split its
+  // kernels over the rank's threads (or not through this factory) and ignores it.
+  virtual bool use_one_thread() { return false; }
   // The backend's element-wise, reduction and update operations (vector_ops.hpp).
   virtual VectorOps& ops() = 0;
   // The backend's device: where its buffers live, its stream, events, host copies and the

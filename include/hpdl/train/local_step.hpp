@@ -32,7 +32,8 @@ class LocalStep {
   // Forward and backward on `rows` at global step `step`, the loss scaled by loss_scale;
   // model.grads() then holds this rank's gradient. Returns the loss sum.
   double gradients(std::span<const int64_t> rows, int64_t step, float loss_scale,
-                   const std::function<void(size_t)>& on_layer_done = {});
+                   const std::function<void(size_t)>& on_layer_done = {},
+                   std::span<const int64_t> next_rows = {});
 
   // Whose gradient model.grads() holds when it is checked: the sum over ranks (the same on
   // every rank: the check is collective) or this rank's own.

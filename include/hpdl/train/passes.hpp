@@ -43,7 +43,8 @@ double forward_backward(Model& model, SoftmaxCrossEntropy& loss, const int32_t* 
 double compute_gradients(Model& model, SoftmaxCrossEntropy& loss, H5Split& split,
                          std::span<const int64_t> rows, int32_t* labels, const Pass& pass,
                          float loss_scale, const std::function<void(size_t)>& on_layer_done = {},
-                         Profiler* prof = nullptr, const StepNames* names = nullptr);
+                         Profiler* prof = nullptr, const StepNames* names = nullptr,
+                         std::span<const int64_t> next_rows = {});
 
 class Evaluator {
  public:

@@ -100,6 +100,7 @@ class SyncTrainer final : public Trainer {
   Model& model_;
   Watchdog& watchdog_;
   BatchPlan plan_;
+  std::span<const int64_t> next_rows_;  // the next step's rows, read ahead into the cache
   Profiler* prof_;
   LocalStep local_;  // the step's own part: passes, guard, optimizer, schedule
   GradientReducer reducer_;
