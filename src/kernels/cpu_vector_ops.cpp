@@ -14,8 +14,8 @@ namespace {
 
 constexpr int64_t kParallelFrom = int64_t{1} << 16;
 
-// The sum of squares in double over kLanes running sums: one running sum waits out the
-// add's latency at every vector (10 us for the MLP's 55k gradients; 3 us in lanes).
+// The sum of squares in double over kLanes running sums: a single running sum would wait
+// out the add's latency at every vector.
 double sum_squares_in_lanes(int64_t n, const float* __restrict x) {
   constexpr int64_t kLanes = 32;
   double lane[kLanes] = {};
