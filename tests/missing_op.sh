@@ -30,6 +30,9 @@ struct NewOps final : VectorOps {
   void fill(int64_t, float, float*) override {}
   void copy_rows(int64_t, int64_t, const float*, int64_t, float*, int64_t) override {}
   double sum_squares(int64_t, const float*) override { return 0; }
+  double axpy_sum_squares(std::span<const Range>, float, const float*, int64_t, float*) override {
+    return 0;
+  }
   void sgd(int64_t, float, float, const float*, float*, float*) override {}
   void adam(int64_t, const AdamStep&, const float*, float*, float*, float*) override {}
   void mean_square(int64_t, float, const float*, float*) override {}

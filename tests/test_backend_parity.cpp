@@ -69,6 +69,26 @@ TEST_P(VectorOpsParity, SumSquares) {
   EXPECT_NEAR(c, r, 1e-12 * r);
 }
 
+// L2 on some ranges and the norm of all: the ranges' elements as axpy makes them, the others
+// untouched, and the sum as sum_squares gives it over the result (on both CPU backends).
+TEST_P(VectorOpsParity, AxpySumSquaresOnRanges) {
+  // At 100003 elements the first range runs over threads in chunks; the gaps between do not.
+  const std::vector<Range> ranges =
+      n < 100 ? std::vector<Range>{{1, 2}, {3, 1}, {4, 2}}
+              : std::vector<Range>{{1, 70000}, {80000, 20000}, {n - 3, 2}};
+  const std::vector<float> x = random(n, 21), y = random(n, 22);
+  std::vector<float> want = y;
+  for (const Range& r : ranges)
+    ref->axpy(r.size, 0.3f, x.data() + r.offset, want.data() + r.offset);
+  const double want_sq = ref->sum_squares(n, want.data());
+  for (VectorOps* o : {ref.get(), cpu.get()}) {
+    std::vector<float> got = y;
+    const double sq = o->axpy_sum_squares(ranges, 0.3f, x.data(), n, got.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << i;
+    EXPECT_NEAR(sq, want_sq, 1e-12 * want_sq);
+  }
+}
+
 TEST_P(VectorOpsParity, SgdPlainAndMomentum) {
   expect_same(*ref, *cpu, {random(n, 6), random(n, 7), random(n, 8)}, [&](VectorOps& o, auto& b) {
     o.sgd(n, 0.05f, 0.0f, b[0].data(), nullptr, b[2].data());

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "element_math.hpp"
 #include "hpdl/kernels/vector_ops.hpp"
@@ -14,19 +15,42 @@ namespace {
 
 constexpr int64_t kParallelFrom = int64_t{1} << 16;
 
-// The sum of squares in double over kLanes running sums: a single running sum would wait
-// out the add's latency at every vector.
-double sum_squares_in_lanes(int64_t n, const float* __restrict x) {
+// The sum of y[i]^2 in double over kLanes running sums (a single running sum would wait out
+// the add's latency at every vector); when Y is float (not const), after y[i] += a * x[i].
+template <typename Y>
+double sum_squares_in_lanes(int64_t n, float a, const float* __restrict x, Y* __restrict y) {
+  constexpr bool kAxpy = !std::is_const_v<Y>;
   constexpr int64_t kLanes = 32;
   double lane[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
+    if constexpr (kAxpy) {
 #pragma omp simd
-    for (int64_t l = 0; l < kLanes; ++l) lane[l] += double(x[i + l]) * x[i + l];
+      for (int64_t l = 0; l < kLanes; ++l) y[i + l] += a * x[i + l];
+    }
+#pragma omp simd
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] += double(y[i + l]) * y[i + l];
   }
   double sq = 0;
-  for (; i < n; ++i) sq += double(x[i]) * x[i];
+  for (; i < n; ++i) {
+    if constexpr (kAxpy) y[i] += a * x[i];
+    sq += double(y[i]) * y[i];
+  }
   for (double part : lane) sq += part;
+  return sq;
+}
+
+// The same over the rank's threads in chunks of kParallelFrom, above that size.
+template <typename Y>
+double sum_squares_chunked(int64_t n, float a, const float* x, Y* y) {
+  if (n <= kParallelFrom) return sum_squares_in_lanes(n, a, x, y);
+  const int64_t chunks = (n + kParallelFrom - 1) / kParallelFrom;
+  double sq = 0;
+#pragma omp parallel for reduction(+ : sq)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t at = c * kParallelFrom;
+    sq += sum_squares_in_lanes(std::min(n - at, kParallelFrom), a, x ? x + at : nullptr, y + at);
+  }
   return sq;
 }
 
@@ -61,15 +85,18 @@ class CpuVectorOps final : public VectorOps {
       std::memcpy(dst + r * ld_dst, src + r * ld_src, width * sizeof(float));
   }
   double sum_squares(int64_t n, const float* x) override {
-    if (n <= kParallelFrom) return sum_squares_in_lanes(n, x);
-    const int64_t chunks = (n + kParallelFrom - 1) / kParallelFrom;
+    return sum_squares_chunked(n, 0.0f, nullptr, x);
+  }
+  double axpy_sum_squares(std::span<const Range> ranges, float a, const float* x, int64_t n,
+                          float* y) override {
     double sq = 0;
-#pragma omp parallel for reduction(+ : sq)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t begin = c * kParallelFrom;
-      sq += sum_squares_in_lanes(std::min(n - begin, kParallelFrom), x + begin);
+    int64_t at = 0;  // y[at..] not summed yet
+    for (const Range& r : ranges) {
+      sq += sum_squares_chunked(r.offset - at, 0.0f, nullptr, static_cast<const float*>(y + at));
+      sq += sum_squares_chunked(r.size, a, x + r.offset, y + r.offset);
+      at = r.offset + r.size;
     }
-    return sq;
+    return sq + sum_squares_chunked(n - at, 0.0f, nullptr, static_cast<const float*>(y + at));
   }
   void sgd(int64_t n, float lr, float mu, const float* g_, float* v_, float* w_) override {
     const float* __restrict g = g_;

@@ -33,6 +33,11 @@ class RefVectorOps final : public VectorOps {
     for (int64_t i = 0; i < n; ++i) sq += double(x[i]) * x[i];
     return sq;
   }
+  double axpy_sum_squares(std::span<const Range> ranges, float a, const float* x, int64_t n,
+                          float* y) override {
+    for (const Range& r : ranges) axpy(r.size, a, x + r.offset, y + r.offset);
+    return sum_squares(n, y);
+  }
   void sgd(int64_t n, float lr, float mu, const float* g, float* v, float* w) override {
     if (mu == 0) {
       for (int64_t i = 0; i < n; ++i) w[i] -= lr * g[i];

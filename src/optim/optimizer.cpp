@@ -13,6 +13,13 @@ void add_l2(VectorOps& ops, const std::vector<Range>& decayed, std::span<const f
     ops.axpy(r.size, l2, params.data() + r.offset, grads.data() + r.offset);
 }
 
+double add_l2_sum_squares(VectorOps& ops, const std::vector<Range>& decayed,
+                          std::span<const float> params, std::span<float> grads, float l2) {
+  if (l2 == 0) return sum_of_squares(ops, grads);
+  return ops.axpy_sum_squares(decayed, l2, params.data(), static_cast<int64_t>(grads.size()),
+                              grads.data());
+}
+
 double sum_of_squares(VectorOps& ops, std::span<const float> x) {
   return ops.sum_squares(static_cast<int64_t>(x.size()), x.data());
 }

@@ -29,8 +29,8 @@ double LocalStep::gradients(std::span<const int64_t> rows, int64_t step, float l
 
 bool LocalStep::checked(Gradient kind, double local_loss, int64_t step, int64_t epoch) {
   VectorOps& ops = model_.ops();
-  add_l2(ops, decayed_, model_.params(), model_.grads(), static_cast<float>(cfg_.optimizer.l2));
-  const double grad_sq = sum_of_squares(ops, model_.grads());
+  const double grad_sq = add_l2_sum_squares(ops, decayed_, model_.params(), model_.grads(),
+                                            static_cast<float>(cfg_.optimizer.l2));
   const bool ok = kind == Gradient::kReduced
                       ? guard_.check_reduced(grad_sq, local_loss, model_, step, epoch)
                       : guard_.check_local(grad_sq, model_, step, epoch);

@@ -12,6 +12,9 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <span>
+
+#include "hpdl/core/range.hpp"
 
 namespace hpdl {
 
@@ -48,6 +51,11 @@ class VectorOps {
   // The sum of x[i]^2, accumulated in double: finite exactly when every x[i] is finite (no
   // float's square overflows a double), so one pass serves a norm and a NaN/Inf check.
   virtual double sum_squares(int64_t n, const float* x) = 0;
+  // y[i] += a * x[i] for i in the ranges (ascending, disjoint, within n), then the sum of
+  // y[i]^2 over i < n as sum_squares gives it: L2 decay on the weights and the guard's norm
+  // of the whole gradient in one pass over it.
+  virtual double axpy_sum_squares(std::span<const Range> ranges, float a, const float* x, int64_t n,
+                                  float* y) = 0;
   // SGD: v[i] = mu * v[i] + g[i]; w[i] -= lr * v[i]. With mu == 0 (v may be null):
   // w[i] -= lr * g[i].
   virtual void sgd(int64_t n, float lr, float mu, const float* g, float* v, float* w) = 0;

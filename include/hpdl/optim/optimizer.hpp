@@ -19,6 +19,10 @@ namespace hpdl {
 void add_l2(VectorOps& ops, const std::vector<Range>& decayed, std::span<const float> params,
             std::span<float> grads, float l2);
 
+// add_l2, then the sum of squares of the whole gradient (as sum_of_squares), in one pass.
+double add_l2_sum_squares(VectorOps& ops, const std::vector<Range>& decayed,
+                          std::span<const float> params, std::span<float> grads, float l2);
+
 // Sum of squares of x, accumulated in double: finite exactly when every element is finite
 // (no float's square overflows a double), so one pass serves the norm and the NaN check.
 double sum_of_squares(VectorOps& ops, std::span<const float> x);

@@ -93,6 +93,12 @@ class CudaVectorOps final : public VectorOps {
     for (int b = 0; b < kSumBlocks; ++b) sum += host_partial_.get()[b];
     return sum;
   }
+  double axpy_sum_squares(std::span<const Range> ranges, float a, const float* x, int64_t n,
+                          float* y) override {
+    // Kernels in stream order; the sum waits for them all.
+    for (const Range& r : ranges) axpy(r.size, a, x + r.offset, y + r.offset);
+    return sum_squares(n, y);
+  }
   void sgd(int64_t n, float lr, float mu, const float* g, float* v, float* w) override {
     if (n <= 0) return;
     if (mu == 0)
