@@ -176,9 +176,9 @@ TEST_P(LossDropoutParity, LstmCellForwardBackward) {
     std::vector<float> gates(N * G), c(N * H), tc(N * H), h(N * H), y(N * T * H, 0.0f);
     std::vector<float> dc = dc0, d_step(N * G), d_seq(N * T * G, 0.0f);
     cell->forward(pre.data() + G, T * G, rec.data(), cp.data(), gates.data(), c.data(), tc.data(),
-                  h.data(), y.data() + H, T * H);
+                  h.data(), y.data() + H, T * H, -1);
     cell->backward(gates.data(), tc.data(), cp.data(), dy.data() + H, T * H, dh.data(), dc.data(),
-                   d_step.data(), d_seq.data() + G, T * G);
+                   d_step.data(), d_seq.data() + G, T * G, -1);
     out[b] = {gates, c, tc, h, y, dc, d_step, d_seq};
   }
   for (size_t k = 0; k < out[0].size(); ++k) EXPECT_EQ(out[0][k], out[1][k]) << "output " << k;

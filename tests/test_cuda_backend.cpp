@@ -147,8 +147,8 @@ TEST_F(CudaParity, LstmCellOnStridedRows) {
        std::vector<float>(N * G), std::vector<float>(N * T * G)},
       [&](KernelFactory& k, const std::vector<float*>& p) {
         auto cell = k.lstm_cell({N, H});
-        cell->forward(p[0] + G, T * G, p[1], p[2], p[3], p[4], p[5], p[6], p[7] + H, T * H);
-        cell->backward(p[3], p[5], p[2], p[8] + H, T * H, p[9], p[10], p[11], p[12] + G, T * G);
+        cell->forward(p[0] + G, T * G, p[1], p[2], p[3], p[4], p[5], p[6], p[7] + H, T * H, -1);
+        cell->backward(p[3], p[5], p[2], p[8] + H, T * H, p[9], p[10], p[11], p[12] + G, T * G, -1);
       });
 }
 

@@ -80,10 +80,12 @@ class LoopLstmCell final : public LstmCellKernel {
       : d_(d), parallel_(parallel && d.batch * d.hidden > 8192) {}
 
   void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
-               float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y) override {
+               float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
+               int64_t ahead) override {
     const int64_t N = d_.batch, H = d_.hidden, G = 4 * H;
 #pragma omp parallel for if (parallel_)
     for (int64_t n = 0; n < N; ++n) {
+      if (ahead) read_ahead(pre + n * ld_pre + ahead * G, G);
       math::lstm_cell_forward(pre + n * ld_pre, rec + n * G, c_prev + n * H, gates + n * G,
                               c + n * H, tanh_c + n * H, h + n * H, y + n * ld_y, H);
     }
@@ -91,10 +93,14 @@ class LoopLstmCell final : public LstmCellKernel {
 
   void backward(const float* gates, const float* tanh_c, const float* c_prev, const float* dy,
                 int64_t ld_dy, const float* dh, float* dc, float* d_step, float* d_seq,
-                int64_t ld_seq) override {
+                int64_t ld_seq, int64_t ahead) override {
     const int64_t N = d_.batch, H = d_.hidden, G = 4 * H;
 #pragma omp parallel for if (parallel_)
     for (int64_t n = 0; n < N; ++n) {
+      if (ahead) {
+        read_ahead(dy + n * ld_dy + ahead * H, H);
+        if (d_seq) write_ahead(d_seq + n * ld_seq + ahead * G, G);
+      }
       float* d = d_step + n * G;
       math::lstm_cell_backward(gates + n * G, tanh_c + n * H, c_prev + n * H, dy + n * ld_dy,
                                dh + n * H, dc + n * H, d, H);
@@ -103,6 +109,16 @@ class LoopLstmCell final : public LstmCellKernel {
   }
 
  private:
+  // The cache lines of n floats at p, into the cache: a step's rows are a whole sequence
+  // apart, too many streams for the hardware's prefetcher (HAR 2x2: 1 thread's iteration
+  // 55.4 -> 52.5 ms).
+  static void read_ahead(const float* p, int64_t n) {
+    for (int64_t k = 0; k < n; k += 64 / int64_t(sizeof(float))) __builtin_prefetch(p + k, 0);
+  }
+  static void write_ahead(float* p, int64_t n) {
+    for (int64_t k = 0; k < n; k += 64 / int64_t(sizeof(float))) __builtin_prefetch(p + k, 1);
+  }
+
   LstmCellDims d_;
   bool parallel_;
 };

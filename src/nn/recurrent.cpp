@@ -59,8 +59,9 @@ void Lstm::forward(const float* x, float* y, const Pass&) {
     float* tanh_c = tanh_cells_.data() + s * N * H;
     float* hid = hiddens_.data() + s * N * H;
     // Sample n's step t is row n * T + t of the [N*T, .] input projection and output.
+    const int64_t ahead = s + 1 < T ? step_index(s + 1) - t : 0;
     cell_->forward(pre_.data() + t * G, T * G, rec_.data(), c_prev, gates, cells, tanh_c, hid,
-                   y + t * H, T * H);
+                   y + t * H, T * H, ahead);
   }
 }
 
@@ -76,8 +77,9 @@ void Lstm::backward(const float* x, const float*, const float* dy, float* dx, co
     float* dpre_step = dpre_.data() + s * N * G;  // [N, G]: for the recurrent products
     float* dpre_all = pre_.data();                // [N*T, G]: for the input product
     float* dh = dh_.data();
+    const int64_t ahead = s > 0 ? step_index(s - 1) - t : 0;
     cell_->backward(gates, tanh_c, c_prev, dy + t * H, T * H, dh, dc_.data(), dpre_step,
-                    dpre_all + t * G, T * G);
+                    dpre_all + t * G, T * G, ahead);
     // dh for step s-1; h_{-1} = 0, so the first step passes nothing further back.
     if (s > 0) recurrent_->backward(nullptr, wh_.data(), dpre_step, dh, nullptr, nullptr);
   }

@@ -143,14 +143,18 @@ class LstmCellKernel {
   virtual ~LstmCellKernel() = default;
   // gates = (sigmoid, sigmoid, tanh, sigmoid)(pre + rec); c = f c_prev + i g;
   // tanh_c = tanh(c); h = y = o tanh_c. pre [N, ld_pre], rec [N, G], c_prev [N, H]; gates
-  // [N, G], c, tanh_c, h [N, H], y [N, ld_y].
+  // [N, G], c, tanh_c, h [N, H], y [N, ld_y]. In both passes `ahead` says where the rows
+  // of the next step to be processed lie: +1 or -1 step along the sequence (G floats on in
+  // pre and d_seq, H in y and dy), 0 when there is none; a hint to read them into the cache
+  // while this step computes (their stride is a whole sequence), which a backend may ignore.
   virtual void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
-                       float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y) = 0;
+                       float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
+                       int64_t ahead) = 0;
   // From dy [N, ld_dy] and the carried dh, dc [N, H]: the gate gradients into d_step
   // [N, G] and d_seq [N, ld_seq]; dc becomes the gradient for step t-1.
   virtual void backward(const float* gates, const float* tanh_c, const float* c_prev,
                         const float* dy, int64_t ld_dy, const float* dh, float* dc, float* d_step,
-                        float* d_seq, int64_t ld_seq) = 0;
+                        float* d_seq, int64_t ld_seq, int64_t ahead) = 0;
 };
 
 // Per-sample normalisation of [N, M] to zero mean and unit variance, then one learned

@@ -208,13 +208,14 @@ class CudaLstmCell final : public LstmCellKernel {
  public:
   CudaLstmCell(Context ctx, const LstmCellDims& d) : ctx_(ctx), d_(d) {}
   void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
-               float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y) override {
+               float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
+               int64_t /*ahead: the GPU hides latency by its threads*/) override {
     HPDL_LAUNCH(lstm_forward, blocks_for(d_.batch * d_.hidden), d_.batch, d_.hidden, pre, ld_pre,
                 rec, c_prev, gates, c, tanh_c, h, y, ld_y);
   }
   void backward(const float* gates, const float* tanh_c, const float* c_prev, const float* dy,
                 int64_t ld_dy, const float* dh, float* dc, float* d_step, float* d_seq,
-                int64_t ld_seq) override {
+                int64_t ld_seq, int64_t /*ahead*/) override {
     HPDL_LAUNCH(lstm_backward, blocks_for(d_.batch * d_.hidden), d_.batch, d_.hidden, gates, tanh_c,
                 c_prev, dy, ld_dy, dh, dc, d_step, d_seq, ld_seq);
   }
