@@ -42,6 +42,8 @@ class H5Split {
 
   // Reads the given rows (ascending, no repeats) into x [n, per_sample] and y [n].
   void read_rows(std::span<const int64_t> rows, float* x, int32_t* y);
+  // Asks the CPU to bring these rows of a mapped file into its cache (the next step's, while
+  // this one computes); a hint only, and nothing where the file is not mapped.
   void prefetch_rows(std::span<const int64_t> rows) const;
   // From now on, standardise every channel (last axis) with the split's x.mean and x.std
   // attributes (training statistics, written by the UCI HAR converter). Throws if absent.
