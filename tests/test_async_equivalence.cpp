@@ -128,9 +128,9 @@ std::vector<float> sequential_dcasgd(const Config& cfg) {
       compute_gradients(*model, loss, data, rows, labels.data(),
                         Pass{true, cfg.train.seed, step, rows.data()},
                         1.0f / static_cast<float>(cfg.train.batch));
-      add_l2(ops, decayed, model->params(), model->grads(), float(cfg.optimizer.l2));
-      clip_to_norm(ops, model->grads(), std::sqrt(sum_of_squares(ops, model->grads())),
-                   cfg.optimizer.clip_norm);
+      const double grad_sq = add_l2_sum_squares(ops, decayed, model->params(), model->grads(),
+                                                float(cfg.optimizer.l2));
+      clip_to_norm(ops, model->grads(), std::sqrt(grad_sq), cfg.optimizer.clip_norm);
       ops.axpy(n, 1.0f, model->grads().data(), pending.data());
       ops.sgd(n, lr, 0.0f, model->grads().data(), nullptr, model->params().data());
       if (++pending_steps == d.n_push) push();

@@ -72,7 +72,7 @@ TEST(Optim, L2OnlyOnDecayedRangesAndClipByGlobalNorm) {
   const std::vector<Range> decayed = {{0, 2}};  // l.w decays; l.b at offset 2 does not
   std::vector<float> w = {1, 2, 3}, g = {0, 0, 0};
   auto ops = make_cpu_vector_ops();
-  add_l2(*ops, decayed, w, g, 0.5f);
+  add_l2_sum_squares(*ops, decayed, w, g, 0.5f);
   EXPECT_EQ(g, (std::vector<float>{0.5f, 1.0f, 0.0f}));
   std::vector<float> big = {3, 4};
   EXPECT_NEAR(clip_by_global_norm(*ops, big, 1.0), 5.0, 1e-9);

@@ -1,6 +1,7 @@
 // The CPU backend's vector operations: one OpenMP SIMD loop each, threads only above 64 Ki
-// elements (below, a parallel region costs more than it saves). Arguments are copied to
-// locals and pointers marked __restrict, so GCC vectorises the outlined bodies.
+// elements (below, a parallel region costs more than it saves); sums of squares over 32
+// running sums in double, in chunks over threads. Arguments are copied to locals and
+// pointers marked __restrict, so GCC vectorises the outlined bodies.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

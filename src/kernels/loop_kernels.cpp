@@ -1,6 +1,7 @@
 // Softmax cross-entropy, dropout, the LSTM cell and ScalarNorm as loops (see
 // loop_kernels.hpp). Threads start above 64 Ki elements (8 Ki units for the LSTM cell);
-// below, a parallel region costs more than it saves.
+// below, a parallel region costs more than it saves. The LSTM cell reads the next step's
+// rows ahead (LstmCellKernel's `ahead`).
 #include "loop_kernels.hpp"
 
 #include <algorithm>

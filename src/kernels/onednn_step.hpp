@@ -1,8 +1,8 @@
 // What every oneDNN kernel is built from: the engine and streams (Backend), a primitive with
 // its argument memories and its own scratchpad (Step), a tensor converted to the layout or
 // data type a primitive wants (Relayout), a cap on the threads (ThreadCap), and build(),
-// which turns a oneDNN failure during construction into an hpdl::Error naming the kernel. Internal
-// to the oneDNN backend (onednn_kernels.cpp and the kernels in files of their own).
+// which turns a oneDNN failure during construction into an hpdl::Error naming the kernel.
+// Internal to the oneDNN backend (onednn_kernels.cpp and the kernels in files of their own).
 #pragma once
 #include <omp.h>
 

@@ -6,13 +6,6 @@
 
 namespace hpdl {
 
-void add_l2(VectorOps& ops, const std::vector<Range>& decayed, std::span<const float> params,
-            std::span<float> grads, float l2) {
-  if (l2 == 0) return;
-  for (const Range& r : decayed)
-    ops.axpy(r.size, l2, params.data() + r.offset, grads.data() + r.offset);
-}
-
 double add_l2_sum_squares(VectorOps& ops, const std::vector<Range>& decayed,
                           std::span<const float> params, std::span<float> grads, float l2) {
   if (l2 == 0) return sum_of_squares(ops, grads);

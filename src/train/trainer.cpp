@@ -45,7 +45,8 @@ SyncTrainer::SyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& mode
   HPDL_REQUIRE(model.batch() == plan_.local_batch(), "model batch does not match the rank's batch");
 }
 
-std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t global_step,
+std::optional<double> SyncTrainer::step(std::span<const int64_t> rows,
+                                        std::span<const int64_t> next_rows, int64_t global_step,
                                         int64_t epoch) {
   // A local step (local SGD) takes this rank's mean gradient and sends nothing.
   const bool local = averager_.local(global_step);
@@ -55,7 +56,7 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows, int64_t g
       [this, local](size_t layer) {
         if (!local) reducer_.layer_done(layer);
       },
-      next_rows_);
+      next_rows);
   if (!local) {
     ProfileScope timed(prof_, names.comm_wait);
     reducer_.finish(global_step);  // grads() now holds the sum over ranks
@@ -106,8 +107,8 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
           s == steps - 1 || (cfg_.train.max_steps > 0 && global_step_ + 1 >= cfg_.train.max_steps);
       if (prof_) prof_->begin_step(global_step_);
       averager_.before_step(global_step_, epoch_first);
-      next_rows_ = plan_.upcoming_rows(s + 1);
-      const std::optional<double> loss = step(plan_.local_rows(s), global_step_, epoch);
+      const std::optional<double> loss =
+          step(plan_.local_rows(s), plan_.upcoming_rows(s + 1), global_step_, epoch);
       if (averager_.ends_interval(global_step_, epoch_first, last)) {
         ProfileScope timed(prof_, local_.names().comm_wait);  // communication, as the buckets' wait
         averager_.average(global_step_);

@@ -15,11 +15,8 @@
 
 namespace hpdl {
 
-// grads += l2 * params on every decayed range (weights; not biases).
-void add_l2(VectorOps& ops, const std::vector<Range>& decayed, std::span<const float> params,
-            std::span<float> grads, float l2);
-
-// add_l2, then the sum of squares of the whole gradient (as sum_of_squares), in one pass.
+// grads += l2 * params on every decayed range (weights; not biases), and the sum of squares
+// of the whole gradient after it (as sum_of_squares), in one pass over the gradient.
 double add_l2_sum_squares(VectorOps& ops, const std::vector<Range>& decayed,
                           std::span<const float> params, std::span<float> grads, float l2);
 

@@ -72,7 +72,9 @@ class SyncTrainer final : public Trainer {
   // One training step on global step `step` with this rank's rows; returns the local loss
   // sum, or nothing when the step was skipped (a non-finite gradient under
   // train.nonfinite = "skip"; policy "stop" throws AgreedError instead).
-  std::optional<double> step(std::span<const int64_t> rows, int64_t global_step, int64_t epoch);
+  // next_rows: the next step's rows, read ahead into the cache (empty: none).
+  std::optional<double> step(std::span<const int64_t> rows, std::span<const int64_t> next_rows,
+                             int64_t global_step, int64_t epoch);
   // The local SGD averager (its settings and state; off unless distributed.sync_every > 1).
   const ParamAverager& averager() const { return averager_; }
   int64_t skipped_steps() const { return local_.guard().skipped(); }
@@ -100,7 +102,6 @@ class SyncTrainer final : public Trainer {
   Model& model_;
   Watchdog& watchdog_;
   BatchPlan plan_;
-  std::span<const int64_t> next_rows_;  // the next step's rows, read ahead into the cache
   Profiler* prof_;
   LocalStep local_;  // the step's own part: passes, guard, optimizer, schedule
   GradientReducer reducer_;
