@@ -11,6 +11,7 @@
 #include "hpdl/core/rng.hpp"
 #include "hpdl/nn/chain.hpp"
 #include "hpdl/nn/layers.hpp"
+#include "random_values.hpp"
 
 using namespace hpdl;
 
@@ -29,14 +30,6 @@ std::vector<std::unique_ptr<Layer>> layers(std::unique_ptr<L>... l) {
 }
 
 std::unique_ptr<Layer> relu() { return std::make_unique<ActivationLayer>(Activation::kRelu); }
-
-// Values on a coarse grid around 0: many exact ties, zeros, all-negative windows.
-std::vector<float> kinked_input(int64_t n, uint64_t seed) {
-  Rng rng(seed, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = 0.25f * float(static_cast<int64_t>(rng.below(9)) - 6);
-  return v;
-}
 
 struct PoolCase {
   const char* backend;
@@ -60,7 +53,7 @@ TEST_P(FusedPool, EqualsReluLayerThenPool) {
 
   const int64_t n = c.in.numel(), m = out.numel();
   for (uint64_t seed = 1; seed <= 3; ++seed) {
-    const std::vector<float> x = kinked_input(n, seed);
+    const std::vector<float> x = kinked_values(n, seed);
     std::vector<float> dy(m);
     Rng rng(seed, 2);
     for (auto& v : dy) v = float(rng.uniform()) - 0.5f;

@@ -3,6 +3,7 @@
 // from the model's plain NCHW/OIHW buffers. Building blocks in onednn_step.hpp.
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onednn_step.hpp"
@@ -31,13 +32,28 @@ std::string conv_layout(const ConvDims& d, const std::string& forced) {
   return padded ? "nhwc" : "blocked";
 }
 
+// The channel block (kernels.hpp) of an f32 activation desc of dims [N, C, H, W]: C for
+// NHWC, 16 or 8 for oneDNN's blocked layouts, 1 for plain NCHW and for anything else.
+int64_t block_of(const memory::desc& md, const memory::dims& dims) {
+  const int64_t C = dims[1];
+  for (const auto& [t, b] : {std::pair{tag::nhwc, C}, {tag::nChw16c, 16}, {tag::nChw8c, 8}})
+    if (b > 1 && C % b == 0 && md == memory::desc(dims, dt::f32, t)) return b;
+  return 1;
+}
+
+// The block all three passes use for one side (x/dx or y/dy), 1 when they differ.
+int64_t common_block(const memory::desc& a, const memory::desc& b, const memory::desc& c,
+                     const memory::dims& dims) {
+  return a == b && b == c ? block_of(a, dims) : 1;
+}
+
 // Convolution in the layout conv_layout picks (oneDNN's blocked or NHWC), with reorders to
 // and from the plain NCHW/OIHW buffers of the model. Either is several times faster than
 // the GEMM path oneDNN takes for plain NCHW; x and dy are converted once per step and
 // shared between the passes that read them.
 class DnnlConv final : public ConvKernel {
  public:
-  DnnlConv(Backend& be, const ConvDims& d, const std::string& layout)
+  DnnlConv(Backend& be, const ConvDims& d, const std::string& layout, bool keep_layouts)
       : layout_(conv_layout(d, layout)),
         dw_scratch_(d.out_c * d.in_c * d.kernel * d.kernel),
         db_scratch_(d.out_c) {
@@ -86,6 +102,10 @@ class DnnlConv final : public ConvKernel {
       dy_data_ = Relayout(be, y, dpd.diff_dst_desc(), false);
       w_data_ = Relayout(be, w, dpd.weights_desc(), false);
       dx_data_ = Relayout(be, x, dpd.diff_src_desc(), true);
+      in_block_ = common_block(fpd.src_desc(), dpd.diff_src_desc(), wpd.src_desc(), {N, C, H, W});
+      out_block_ =
+          common_block(fpd.dst_desc(), dpd.diff_dst_desc(), wpd.diff_dst_desc(), {N, O, OH, OW});
+      if (!keep_layouts) in_block_ = out_block_ = 1;
       x_shared_ = fpd.src_desc() == wpd.src_desc();
       dy_shared_ = dpd.diff_dst_desc() == wpd.diff_dst_desc();
       x_w_ = Relayout(be, x, wpd.src_desc(), false);
@@ -99,26 +119,27 @@ class DnnlConv final : public ConvKernel {
   }
 
   void forward(const float* x, const float* w, const float* b, float* y) override {
-    fwd_.run({{DNNL_ARG_SRC, x_fwd_.in(x)},
+    fwd_.run({{DNNL_ARG_SRC, native_in_ ? x : x_fwd_.in(x)},
               {DNNL_ARG_WEIGHTS, w_fwd_.in(w)},
               {DNNL_ARG_BIAS, b},
-              {DNNL_ARG_DST, y_fwd_.target(y)}});
-    y_fwd_.finish(y);
+              {DNNL_ARG_DST, native_out_ ? y : y_fwd_.target(y)}});
+    if (!native_out_) y_fwd_.finish(y);
   }
 
   void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
                 float* db) override {
     const void* dy_blocked = nullptr;
     if (dx) {
-      dy_blocked = dy_data_.in(dy);
+      dy_blocked = native_out_ ? dy : dy_data_.in(dy);
       bwd_data_.run({{DNNL_ARG_DIFF_DST, dy_blocked},
                      {DNNL_ARG_WEIGHTS, w_data_.in(w)},
-                     {DNNL_ARG_DIFF_SRC, dx_data_.target(dx)}});
-      dx_data_.finish(dx);
+                     {DNNL_ARG_DIFF_SRC, native_in_ ? dx : dx_data_.target(dx)}});
+      if (!native_in_) dx_data_.finish(dx);
     }
-    // The forward of this step converted x already; dy too if backward-data ran.
-    const void* xw = x_shared_ ? x_fwd_.last(x) : x_w_.in(x);
-    const void* dyw = dy_shared_ && dy_blocked ? dy_blocked : dy_w_.in(dy);
+    // The forward of this step converted x already; dy too if backward-data ran. In the
+    // native blocks they were never converted.
+    const void* xw = native_in_ ? x : x_shared_ ? x_fwd_.last(x) : x_w_.in(x);
+    const void* dyw = native_out_ ? dy : dy_shared_ && dy_blocked ? dy_blocked : dy_w_.in(dy);
     // oneDNN overwrites weight gradients; the kernel contract accumulates.
     bwd_w_.run({{DNNL_ARG_SRC, xw},
                 {DNNL_ARG_DIFF_DST, dyw},
@@ -131,10 +152,23 @@ class DnnlConv final : public ConvKernel {
     for (size_t o = 0; o < db_scratch_.size(); ++o) db[o] += db_scratch_[o];
   }
 
-  std::string choice() const override { return choice_; }
+  std::string choice() const override {
+    const char* kept[] = {"", ", its input kept in that layout", ", its output kept in that layout",
+                          ", its input and output kept in that layout"};
+    return choice_ + kept[int(native_in_) + 2 * int(native_out_)];
+  }
+  int64_t native_in_block() const override { return in_block_; }
+  int64_t native_out_block() const override { return out_block_; }
+  void use_native(bool in, bool out) override {
+    HPDL_REQUIRE((!in || in_block_ != 1) && (!out || out_block_ != 1),
+                 "convolution: no native layout to keep");
+    native_in_ = in, native_out_ = out;
+  }
 
  private:
   std::string layout_, choice_;
+  int64_t in_block_ = 1, out_block_ = 1;
+  bool native_in_ = false, native_out_ = false;
   Step fwd_, bwd_data_, bwd_w_;
   Relayout x_fwd_, w_fwd_, y_fwd_, dy_data_, w_data_, dx_data_, x_w_, dy_w_, dw_w_;
   bool x_shared_ = false, dy_shared_ = false;
@@ -143,8 +177,9 @@ class DnnlConv final : public ConvKernel {
 
 }  // namespace
 
-std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const std::string& layout) {
-  return std::make_unique<DnnlConv>(be, d, layout);
+std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const std::string& layout,
+                                      bool keep_layouts) {
+  return std::make_unique<DnnlConv>(be, d, layout, keep_layouts);
 }
 
 std::string forced_conv_layout() {

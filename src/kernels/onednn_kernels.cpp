@@ -228,11 +228,13 @@ class OneDnnKernels final : public LoopKernels {
 #ifdef HPDL_HAVE_BLAS
     if (blas_) return make_blas_conv(d);
 #endif
-    return make_conv(*be_, d, conv_layout_);
+    return make_conv(*be_, d, conv_layout_, keep_layouts_);
   }
   std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
-    if (!std::getenv("HPDL_ONEDNN_POOL"))
+    const bool plain = d.in_block == 1 && d.out_block == 1;
+    if (!std::getenv("HPDL_ONEDNN_POOL") || !plain)
       if (auto tiled = make_tiled_max_pool(d)) return tiled;  // see tiled_max_pool.hpp
+    HPDL_REQUIRE(plain, "max pool: oneDNN's pooling here takes plain NCHW only");
     return std::make_unique<DnnlMaxPool>(*be_, d);
   }
   std::unique_ptr<ActivationKernel> activation(Activation a, int64_t n) override {
@@ -251,6 +253,8 @@ class OneDnnKernels final : public LoopKernels {
   std::unique_ptr<Backend> be_;  // kernels keep a pointer: its address must not move
   bool blas_;
   std::string conv_layout_;  // HPDL_CONV_LAYOUT: "" (the rule), "blocked" or "nhwc"
+  // Convolutions may keep their own layout for a max pool (not with HPDL_PLAIN_ACTIVATIONS).
+  bool keep_layouts_ = std::getenv("HPDL_PLAIN_ACTIVATIONS") == nullptr;
   Precision precision_;
 };
 

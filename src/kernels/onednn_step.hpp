@@ -163,8 +163,11 @@ auto build(Backend& be, const char* what, F&& f) {
 std::unique_ptr<BatchNormKernel> make_batch_norm(Backend& be, const BatchNormDims& d);
 // layout: "blocked" | "nhwc" forces the activations' layout, "" lets the convolution's
 // rule pick (onednn_conv.cpp); forced_conv_layout() reads HPDL_CONV_LAYOUT (auto | blocked |
-// nhwc) and throws Error naming a bad value.
-std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const std::string& layout);
+// nhwc) and throws Error naming a bad value. keep_layouts false: the kernel offers no native
+// blocks (ConvKernel::native_in_block), so every activation stays plain
+// (HPDL_PLAIN_ACTIVATIONS=1, for comparisons).
+std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const std::string& layout,
+                                      bool keep_layouts);
 std::string forced_conv_layout();
 
 }  // namespace hpdl::onednn

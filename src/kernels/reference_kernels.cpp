@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "loop_kernels.hpp"
 
@@ -198,6 +199,8 @@ class ReferenceKernels final : public LoopKernels {
     return std::make_unique<RefConv>(d);
   }
   std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
+    HPDL_REQUIRE(d.in_block == 1 && d.out_block == 1,
+                 "max pool: this backend takes plain NCHW only");
     return std::make_unique<RefMaxPool>(d);
   }
   std::unique_ptr<ActivationKernel> activation(Activation a, int64_t n) override {

@@ -29,6 +29,12 @@ Precision parse_precision(const std::string& name) {
 
 const char* precision_name(Precision p) { return p == Precision::kBf16 ? "bf16" : "f32"; }
 
+std::string block_name(int64_t block, int64_t channels) {
+  if (block == 1) return "nchw";
+  if (block == channels) return "nhwc";
+  return "blocks of " + std::to_string(block);
+}
+
 std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank,
                                                    Precision precision) {
   if (backend == "onednn") return make_onednn_kernels(precision);

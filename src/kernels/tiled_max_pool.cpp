@@ -60,6 +60,8 @@ class TiledMaxPool final : public MaxPoolKernel {
   }
 
   bool applies_relu() const override { return relu_; }
+  // Asked again with blocks, the factory makes a BlockMaxPool (block_max_pool.cpp).
+  bool takes_blocks() const override { return true; }
 
  private:
   // Any K: the first maximum in row-major window order.
@@ -121,6 +123,7 @@ class TiledMaxPool final : public MaxPoolKernel {
 
 std::unique_ptr<MaxPoolKernel> make_tiled_max_pool(const PoolDims& d) {
   if (d.kernel != d.stride || d.in_h * d.in_w > (int64_t{1} << 30)) return nullptr;
+  if (d.in_block != 1 || d.out_block != 1) return make_block_max_pool(d);
   return std::make_unique<TiledMaxPool>(d);
 }
 

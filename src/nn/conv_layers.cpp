@@ -1,4 +1,5 @@
-// Convolution and max-pooling layers (NCHW): shape checks and delegation to kernels.
+// Convolution and max-pooling layers ([N, C, H, W]; plain, or between the two in the
+// convolution's layout: Chain::bind): shape checks and delegation to kernels.
 #include "hpdl/core/error.hpp"
 #include "hpdl/nn/layers.hpp"
 
@@ -54,6 +55,17 @@ void MaxPool2d::bind(std::vector<std::span<float>>, std::vector<std::span<float>
   const int64_t out = dims_.batch * dims_.channels * dims_.out_h() * dims_.out_w();
   relu_k_ = k.activation(Activation::kRelu, out);
   relu_grad_ = Buffer(out, k.device());
+}
+
+void MaxPool2d::use_blocks(int64_t in_block, int64_t out_block, KernelFactory& k) {
+  dims_.in_block = in_block, dims_.out_block = out_block;
+  kernel_ = k.max_pool(dims_);
+}
+
+std::string MaxPool2d::kernel_choice() const {
+  if (dims_.in_block == 1 && dims_.out_block == 1) return "";
+  return "reads " + block_name(dims_.in_block, dims_.channels) + ", writes " +
+         block_name(dims_.out_block, dims_.channels);
 }
 
 void MaxPool2d::forward(const float* x, float* y, const Pass&) {

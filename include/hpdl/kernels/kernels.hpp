@@ -3,6 +3,8 @@
 // Implementations: reference (plain loops, the ground truth for tests), oneDNN (CPU) and
 // CUDA (cuBLAS + kernels, when built with HPDL_CUDA).
 // Layouts are plain row-major: activations N,C,H,W; dense weights O,I; conv weights O,I,KH,KW.
+// The one exception, agreed between a convolution and a max pool (Chain::bind): an
+// activation with its channels in blocks (kernels' native blocks below).
 // Every backward overwrites the input gradient dx (skipped when dx is null) and ADDS into
 // the parameter gradients dw, db. Kernels never allocate in forward/backward.
 #pragma once
@@ -38,6 +40,19 @@ constexpr int64_t window_outputs(int64_t in, int64_t kernel, int64_t stride, int
   return (in + 2 * pad - kernel) / stride + 1;
 }
 
+// How an activation [N, C, H, W] lies in memory: its channels in blocks of B, element
+// (n, c, h, w) at ((n C/B + c/B) H W + h W + w) B + c % B, C a multiple of B. B = 1 is plain
+// NCHW, B = C is NHWC, 8 and 16 are oneDNN's blocked layouts. kAnyBlock: a kernel that reads
+// or writes whichever block its neighbour wants.
+constexpr int64_t kAnyBlock = -1;
+// The element offset of (c, h, w) within one sample of an activation in blocks of `block`.
+constexpr int64_t block_offset(int64_t block, int64_t h_size, int64_t w_size, int64_t c, int64_t h,
+                               int64_t w) {
+  return ((c / block) * h_size * w_size + h * w_size + w) * block + c % block;
+}
+// "nchw", "nhwc" or "blocks of B", for `hpdl time`.
+std::string block_name(int64_t block, int64_t channels);
+
 // N batch, C/H/W input channels/height/width, O output channels, K square kernel.
 struct ConvDims {
   int64_t batch, in_c, in_h, in_w, out_c, kernel, stride, pad;
@@ -53,6 +68,8 @@ struct PoolDims {
   // that applies it says so (MaxPoolKernel::applies_relu); for one that does not, the layer
   // applies it with the backend's activation kernel.
   bool relu = false;
+  // The input's and the output's channel blocks (1: plain), for a kernel that takes_blocks().
+  int64_t in_block = 1, out_block = 1;
   int64_t out_h() const { return window_outputs(in_h, kernel, stride, 0); }
   int64_t out_w() const { return window_outputs(in_w, kernel, stride, 0); }
 };
@@ -81,6 +98,13 @@ class ConvKernel {
   // What the kernel chose at construction among its implementations (a layout, the
   // library's kernels), in words for `hpdl time`; "" when it has no choice.
   virtual std::string choice() const { return ""; }
+  // The channel blocks its passes compute x/dx (in) and y/dy (out) in: 1 when that is plain
+  // or a layout without a block (it converts from and to plain on every pass).
+  virtual int64_t native_in_block() const { return 1; }
+  virtual int64_t native_out_block() const { return 1; }
+  // From now on x and dx (in), y and dy (out) are in its native blocks, not plain: no
+  // conversion on that side. Only for a side whose native block is not 1.
+  virtual void use_native(bool in, bool out) { (void)in, (void)out; }
 };
 
 class MaxPoolKernel {
@@ -92,6 +116,9 @@ class MaxPoolKernel {
   // True when it applies PoolDims::relu itself: y = max(0, max of the window), and dy
   // reaches the window's maximum only where y > 0.
   virtual bool applies_relu() const { return false; }
+  // True when it reads and writes activations in any channel blocks (PoolDims::in_block,
+  // out_block); false: plain only.
+  virtual bool takes_blocks() const { return false; }
 };
 
 class ActivationKernel {

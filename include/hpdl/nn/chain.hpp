@@ -2,7 +2,10 @@
 // branch of a Branches layer. The input (and its gradient) are pointers the caller
 // passes per call; every later activation and activation gradient lives in buffers of the
 // backend's device, allocated once in bind(). A view layer (flatten) shares its input's
-// storage; it may not be the last layer of a chain.
+// storage; it may not be the last layer of a chain. Activations are plain [N, C, H, W],
+// except one between a layer that writes another layout natively and the next (past views
+// that keep layouts) that reads it (Layer::native_out_block): a convolution's own layout
+// into and out of a max pool, agreed in bind(). The chain's input and output stay plain.
 #pragma once
 #include <functional>
 #include <memory>
@@ -34,6 +37,10 @@ class Chain {
   void backward(const float* x, const float* dy, float* dx, const Pass& pass,
                 const std::function<void(size_t)>& on_layer_done = {});
 
+  // The channel block (kernels.hpp) activation i is kept in: 0 the input, size() the
+  // output (both 1, plain).
+  int64_t activation_block(size_t i) const { return blocks_.at(i); }
+
   const float* output() const { return act_.back(); }
   const Shape& input_shape() const { return shapes_.front(); }
   const Shape& output_shape() const { return shapes_.back(); }
@@ -56,6 +63,8 @@ class Chain {
   std::vector<Buffer> act_store_, dact_store_;
   uint64_t estimated_bytes_ = 0;
   std::vector<float*> act_, dact_;  // act_[i]: input of layer i, resolved per call
+  std::vector<int64_t> blocks_;     // blocks_[i]: activation i's channel block
+  void agree_layouts(KernelFactory& kernels);
   Profiler* profiler_ = nullptr;
   std::vector<int32_t> fwd_ids_, bwd_ids_;
   Device* device_ = &host_device();                   // the kernels' (set in bind)

@@ -66,6 +66,21 @@ class Layer {
   // Told to the ReLU whose work the layer `next` took over.
   virtual void fuse_into(const std::string& next) { (void)next; }
 
+  // Activation layouts (kernels.hpp: channel blocks), agreed by Chain::bind once every layer
+  // is bound: the block the layer's kernels read x and dx in (write y and dy in) with no
+  // conversion; 1 = plain NCHW (every layer but a convolution and a max pool), kAnyBlock =
+  // whichever its neighbour wants (a max pool converts on the way).
+  virtual int64_t native_in_block() const { return 1; }
+  virtual int64_t native_out_block() const { return 1; }
+  // Told the agreed blocks of x/dx and y/dy; called only when one of them is not 1, and only
+  // with blocks the layer offered (or any, where it offered kAnyBlock). May rebuild kernels.
+  virtual void use_blocks(int64_t in_block, int64_t out_block, KernelFactory& k) {
+    (void)in_block, (void)out_block, (void)k;
+  }
+  // A view that hands its input on in whatever layout it is (a fused ReLU); false for a
+  // view that needs plain (flatten reads [N, C, H, W] as [N, C H W]).
+  virtual bool keeps_layout() const { return false; }
+
   virtual void forward(const float* x, float* y, const Pass& pass) = 0;
   virtual void backward(const float* x, const float* y, const float* dy, float* dx,
                         const Pass& pass) = 0;

@@ -41,6 +41,7 @@ class ActivationLayer final : public Layer {
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override;
   bool is_view() const override { return !fused_into_.empty(); }
+  bool keeps_layout() const override { return is_view(); }
   bool is_relu() const override { return act_ == Activation::kRelu; }
   void fuse_into(const std::string& next) override { fused_into_ = next; }
   void forward(const float* x, float* y, const Pass&) override;
@@ -78,6 +79,11 @@ class Conv2d final : public Layer {
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
             KernelFactory& k) override;
+  int64_t native_in_block() const override { return kernel_->native_in_block(); }
+  int64_t native_out_block() const override { return kernel_->native_out_block(); }
+  void use_blocks(int64_t in_block, int64_t out_block, KernelFactory&) override {
+    kernel_->use_native(in_block != 1, out_block != 1);
+  }
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
@@ -97,8 +103,12 @@ class MaxPool2d final : public Layer {
   Shape setup(const Shape& in) override;
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override;
+  std::string kernel_choice() const override;
   // A ReLU before it is applied to its output instead: max(0, max x) = max(max(0, x)).
   bool absorb_relu() override { return relu_ = true; }
+  int64_t native_in_block() const override { return takes_blocks() ? kAnyBlock : 1; }
+  int64_t native_out_block() const override { return takes_blocks() ? kAnyBlock : 1; }
+  void use_blocks(int64_t in_block, int64_t out_block, KernelFactory& k) override;
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
@@ -106,6 +116,7 @@ class MaxPool2d final : public Layer {
   int64_t kernel_size_, stride_;
   PoolDims dims_{};
   std::unique_ptr<MaxPoolKernel> kernel_;
+  bool takes_blocks() const { return kernel_->takes_blocks() && !relu_k_; }
   bool relu_ = false;                         // applies the ReLU it absorbed
   std::unique_ptr<ActivationKernel> relu_k_;  // the ReLU where the kernel does not apply it
   Buffer relu_grad_;                          // dy through that ReLU

@@ -291,6 +291,8 @@ class CudaKernels final : public KernelFactory {
     return std::make_unique<CudaConv>(ctx(), d);
   }
   std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
+    HPDL_REQUIRE(d.in_block == 1 && d.out_block == 1,
+                 "max pool: this backend takes plain NCHW only");
     return std::make_unique<CudaMaxPool>(ctx(), d);
   }
   std::unique_ptr<ActivationKernel> activation(Activation a, int64_t n) override {

@@ -1,0 +1,206 @@
+// Activations kept in a convolution's own layout through a max pool (Chain::bind, kernels.hpp:
+// channel blocks): the pooling in channel blocks equals the plain pooling element for element,
+// in every pair of blocks, with and without a fused ReLU, on inputs full of ties and negative
+// windows; a chain keeps the convolutions' layout exactly where a pool joins them and
+// computes bit for bit what the same chain computes with every activation plain.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/core/rng.hpp"
+#include "hpdl/nn/chain.hpp"
+#include "hpdl/nn/layers.hpp"
+#include "random_values.hpp"
+
+using namespace hpdl;
+
+namespace {
+
+// One array of [N, C, H, W] from blocks `from` into blocks `to`.
+std::vector<float> reblock(const std::vector<float>& v, int64_t from, int64_t to, const Shape& s) {
+  const int64_t N = s[0], C = s[1], H = s[2], W = s[3];
+  std::vector<float> out(v.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w)
+          out[n * C * H * W + block_offset(to, H, W, c, h, w)] =
+              v[n * C * H * W + block_offset(from, H, W, c, h, w)];
+  return out;
+}
+
+struct BlockCase {
+  Shape in;
+  int64_t kernel;
+  bool relu;
+};
+
+void PrintTo(const BlockCase& c, std::ostream* os) {
+  *os << c.in.str() << " window " << c.kernel << (c.relu ? " with ReLU" : "");
+}
+
+class BlockPool : public ::testing::TestWithParam<BlockCase> {};
+
+TEST_P(BlockPool, EqualsThePlainPoolInEveryPairOfBlocks) {
+  const BlockCase c = GetParam();
+  const int64_t C = c.in[1];
+  PoolDims plain{c.in[0], C, c.in[2], c.in[3], c.kernel, c.kernel, c.relu};
+  const Shape out{{c.in[0], C, plain.out_h(), plain.out_w()}};
+  auto ref = make_reference_kernels()->max_pool(plain);
+  auto onednn = make_onednn_kernels();
+  ASSERT_TRUE(onednn->max_pool(plain)->takes_blocks());
+  const std::vector<float> x = kinked_values(c.in.numel(), 1);
+  std::vector<float> dy(out.numel());
+  Rng rng(2, 2);
+  for (auto& v : dy) v = float(rng.uniform()) - 0.5f;
+  std::vector<float> y(out.numel()), dx(c.in.numel());
+  ref->forward(x.data(), y.data());
+  ref->backward(dy.data(), dx.data());
+
+  int64_t zeroed = 0;
+  for (const float v : y) zeroed += v == 0;
+  EXPECT_GT(zeroed, 0) << "the inputs must hold windows whose maximum is <= 0";
+  const std::vector<int64_t> blocks = {1, 8, C};  // plain, oneDNN's blocks of 8, NHWC
+  for (const int64_t bi : blocks)
+    for (const int64_t bo : blocks) {
+      if (bi == 1 && bo == 1) continue;
+      PoolDims d = plain;
+      d.in_block = bi, d.out_block = bo;
+      auto k = onednn->max_pool(d);
+      std::vector<float> yb(out.numel()), dxb(c.in.numel(), 99.0f);
+      k->forward(reblock(x, 1, bi, c.in).data(), yb.data());
+      k->backward(reblock(dy, 1, bo, out).data(), dxb.data());
+      EXPECT_EQ(reblock(yb, bo, 1, out), y) << "output, blocks " << bi << " -> " << bo;
+      EXPECT_EQ(reblock(dxb, bi, 1, c.in), dx) << "input gradient, blocks " << bi << " -> " << bo;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, BlockPool,
+                         ::testing::Values(BlockCase{Shape{{3, 16, 8, 8}}, 2, true},
+                                           BlockCase{Shape{{3, 16, 8, 8}}, 2, false},
+                                           BlockCase{Shape{{2, 24, 7, 9}}, 2, true},  // odd
+                                           BlockCase{Shape{{2, 8, 10, 11}}, 3, true},
+                                           BlockCase{Shape{{2, 8, 10, 11}}, 3, false}));
+
+TEST(BlockPool, BlocksAreRefusedWhereTheyCannotBeTaken) {
+  PoolDims d{2, 12, 8, 8, 2, 2};
+  d.in_block = 12;
+  try {
+    make_reference_kernels()->max_pool(d);
+    FAIL() << "the reference pool took channel blocks";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "max pool: this backend takes plain NCHW only");
+  }
+  d.in_block = 8;  // does not divide 12 channels
+  try {
+    make_onednn_kernels()->max_pool(d);
+    FAIL() << "a block of 8 over 12 channels was taken";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "max pool: a channel block of 8 does not divide 12 channels");
+  }
+}
+
+// HPDL_PLAIN_ACTIVATIONS set or unset for the guard's lifetime, then as before.
+class PlainActivationsEnv {
+ public:
+  explicit PlainActivationsEnv(bool plain) {
+    if (const char* old = std::getenv(kName)) saved_ = old;
+    plain ? setenv(kName, "1", 1) : unsetenv(kName);
+  }
+  ~PlainActivationsEnv() { saved_ ? setenv(kName, saved_->c_str(), 1) : unsetenv(kName); }
+
+ private:
+  static constexpr const char* kName = "HPDL_PLAIN_ACTIVATIONS";
+  std::optional<std::string> saved_;
+};
+
+// LeNet's pattern on a small input: conv (20 filters) + ReLU + pool + conv (24) + ReLU +
+// pool + flatten + dense, bound on the oneDNN backend (made with every activation plain or
+// not), with its parameters and gradients.
+struct LenetChain {
+  explicit LenetChain(bool plain) {
+    std::vector<std::unique_ptr<Layer>> ls;
+    ls.push_back(std::make_unique<Conv2d>(20, 3, 1, 1));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+    ls.push_back(std::make_unique<MaxPool2d>(2, 2));
+    ls.push_back(std::make_unique<Conv2d>(24, 3, 1, 1));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+    ls.push_back(std::make_unique<MaxPool2d>(2, 2));
+    ls.push_back(std::make_unique<Flatten>());
+    ls.push_back(std::make_unique<Dense>(5, Init::kGlorotUniform));
+    for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
+    chain = std::make_unique<Chain>(std::move(ls));
+    chain->setup(Shape{{4, 2, 12, 12}});
+    {
+      PlainActivationsEnv env(plain);
+      kernels = make_onednn_kernels();
+    }
+    std::vector<std::span<float>> p, g;
+    uint64_t seed = 10;
+    for (const ParamSpec& s : chain->param_specs()) {
+      params.push_back(kinked_values(s.size, ++seed));
+      grads.emplace_back(s.size, 0.0f);
+      p.emplace_back(params.back()), g.emplace_back(grads.back());
+    }
+    chain->bind(p, g, *kernels);
+  }
+  std::unique_ptr<KernelFactory> kernels;
+  std::unique_ptr<Chain> chain;
+  std::vector<std::vector<float>> params, grads;
+};
+
+TEST(ActivationLayouts, ConvolutionsKeepTheirLayoutThroughThePoolsOnly) {
+  LenetChain net(false);
+  const Chain& c = *net.chain;
+  // Activations: 0 input, 1 conv1 (= 2, its fused ReLU), 3 pool1, 4 conv2 (= 5), 6 pool2
+  // (= 7, flatten), 8 output.
+  const int64_t conv1 = c.layer(0).native_out_block(), conv2 = c.layer(3).native_out_block();
+  for (const size_t i : {size_t{0}, size_t{6}, size_t{7}, size_t{8}})
+    EXPECT_EQ(c.activation_block(i), 1) << "activation " << i << " must stay plain";
+  EXPECT_EQ(c.activation_block(1), conv1);
+  EXPECT_EQ(c.activation_block(2), conv1);
+  EXPECT_EQ(c.activation_block(4), conv2);
+  EXPECT_EQ(c.activation_block(5), conv2);
+  EXPECT_EQ(c.activation_block(3), c.layer(3).native_in_block());
+#if defined(__x86_64__)
+  // 20 and 24 channels are not whole blocks of 8 or 16: NHWC by the convolution's rule.
+  if (gemm_library("onednn") == "oneDNN") {
+    EXPECT_EQ(conv1, 20);
+    EXPECT_EQ(c.activation_block(3), 20);
+    EXPECT_EQ(conv2, 24);
+    EXPECT_EQ(c.layer(2).kernel_choice(), "reads nhwc, writes nhwc");
+    EXPECT_EQ(c.layer(5).kernel_choice(), "reads nhwc, writes nchw");
+  }
+#endif
+  LenetChain plain(true);
+  for (size_t i = 0; i <= plain.chain->size(); ++i) EXPECT_EQ(plain.chain->activation_block(i), 1);
+}
+
+TEST(ActivationLayouts, KeptLayoutsComputeWhatPlainOnesDoBitForBit) {
+  LenetChain kept(false), plain(true);
+  const std::vector<float> x = kinked_values(4 * 2 * 12 * 12, 3);
+  const std::vector<float> dy = kinked_values(4 * 5, 4);
+  std::vector<std::vector<float>> dx(2, std::vector<float>(x.size()));
+  int k = 0;
+  for (LenetChain* net : {&kept, &plain}) {
+    for (int step = 0; step < 2; ++step) {  // twice: gradients accumulate
+      net->chain->forward(x.data(), Pass{true, 1, step, nullptr});
+      net->chain->backward(x.data(), dy.data(), dx[k].data(), Pass{true, 1, step, nullptr});
+    }
+    ++k;
+  }
+  const float* yk = kept.chain->output();
+  const float* yp = plain.chain->output();
+  EXPECT_EQ(std::vector<float>(yk, yk + 20), std::vector<float>(yp, yp + 20));
+  EXPECT_EQ(dx[0], dx[1]);
+  for (size_t i = 0; i < kept.grads.size(); ++i)
+    EXPECT_EQ(kept.grads[i], plain.grads[i]) << "gradient of parameter " << i;
+}
+
+}  // namespace
