@@ -1,8 +1,9 @@
-// Activations kept in a convolution's own layout through a max pool (Chain::bind, kernels.hpp:
-// channel blocks): the pooling in channel blocks equals the plain pooling element for element,
-// in every pair of blocks, with and without a fused ReLU, on inputs full of ties and negative
-// windows; a chain keeps the convolutions' layout exactly where a pool joins them and
-// computes bit for bit what the same chain computes with every activation plain.
+// Activations kept in a convolution's own layout through a max pool or an activation
+// (Chain::bind, kernels.hpp: channel blocks): the pooling in channel blocks equals the plain
+// pooling element for element, in every pair of blocks, with and without a fused ReLU, on
+// inputs full of ties and negative windows; a chain keeps the convolutions' layout exactly
+// where a pool or an activation joins them, and computes bit for bit what the same chain
+// computes with every activation plain.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -120,15 +121,18 @@ class PlainActivationsEnv {
   std::optional<std::string> saved_;
 };
 
-// LeNet's pattern on a small input: conv (20 filters) + ReLU + pool + conv (24) + ReLU +
-// pool + flatten + dense, bound on the oneDNN backend (made with every activation plain or
-// not), with its parameters and gradients.
-struct LenetChain {
-  explicit LenetChain(bool plain) {
+// LeNet's pattern with a tanh and a third convolution between, on a small input: conv (20
+// filters) + ReLU + pool + conv (24) + tanh + conv (24) + ReLU + pool + flatten + dense,
+// bound on the oneDNN backend (made with every activation plain or not), with its
+// parameters and gradients.
+struct ConvChain {
+  explicit ConvChain(bool plain) {
     std::vector<std::unique_ptr<Layer>> ls;
     ls.push_back(std::make_unique<Conv2d>(20, 3, 1, 1));
     ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
     ls.push_back(std::make_unique<MaxPool2d>(2, 2));
+    ls.push_back(std::make_unique<Conv2d>(24, 3, 1, 1));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kTanh));
     ls.push_back(std::make_unique<Conv2d>(24, 3, 1, 1));
     ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
     ls.push_back(std::make_unique<MaxPool2d>(2, 2));
@@ -155,40 +159,45 @@ struct LenetChain {
   std::vector<std::vector<float>> params, grads;
 };
 
-TEST(ActivationLayouts, ConvolutionsKeepTheirLayoutThroughThePoolsOnly) {
-  LenetChain net(false);
+TEST(ActivationLayouts, ConvolutionsKeepTheirLayoutThroughPoolsAndActivations) {
+  ConvChain net(false);
   const Chain& c = *net.chain;
-  // Activations: 0 input, 1 conv1 (= 2, its fused ReLU), 3 pool1, 4 conv2 (= 5), 6 pool2
-  // (= 7, flatten), 8 output.
-  const int64_t conv1 = c.layer(0).native_out_block(), conv2 = c.layer(3).native_out_block();
-  for (const size_t i : {size_t{0}, size_t{6}, size_t{7}, size_t{8}})
+  // Activations: 0 input, 1 conv1 (= 2, its fused ReLU), 3 pool1, 4 conv2, 5 tanh, 6 conv3
+  // (= 7, its fused ReLU), 8 pool2 (= 9, flatten), 10 output.
+  const int64_t conv1 = c.layer(0).native_out_block(), conv2 = c.layer(3).native_out_block(),
+                conv3 = c.layer(5).native_out_block();
+  for (const size_t i : {size_t{0}, size_t{8}, size_t{9}, size_t{10}})
     EXPECT_EQ(c.activation_block(i), 1) << "activation " << i << " must stay plain";
   EXPECT_EQ(c.activation_block(1), conv1);
   EXPECT_EQ(c.activation_block(2), conv1);
-  EXPECT_EQ(c.activation_block(4), conv2);
-  EXPECT_EQ(c.activation_block(5), conv2);
   EXPECT_EQ(c.activation_block(3), c.layer(3).native_in_block());
+  const int64_t between = conv2 == c.layer(5).native_in_block() ? conv2 : 1;
+  EXPECT_EQ(c.activation_block(4), between);
+  EXPECT_EQ(c.activation_block(5), between);
+  EXPECT_EQ(c.activation_block(6), conv3);
+  EXPECT_EQ(c.activation_block(7), conv3);
 #if defined(__x86_64__)
   // 20 and 24 channels are not whole blocks of 8 or 16: NHWC by the convolution's rule.
   if (gemm_library("onednn") == "oneDNN") {
     EXPECT_EQ(conv1, 20);
     EXPECT_EQ(c.activation_block(3), 20);
-    EXPECT_EQ(conv2, 24);
+    EXPECT_EQ(c.activation_block(5), 24);
+    EXPECT_EQ(conv3, 24);
     EXPECT_EQ(c.layer(2).kernel_choice(), "reads nhwc, writes nhwc");
-    EXPECT_EQ(c.layer(5).kernel_choice(), "reads nhwc, writes nchw");
+    EXPECT_EQ(c.layer(7).kernel_choice(), "reads nhwc, writes nchw");
   }
 #endif
-  LenetChain plain(true);
+  ConvChain plain(true);
   for (size_t i = 0; i <= plain.chain->size(); ++i) EXPECT_EQ(plain.chain->activation_block(i), 1);
 }
 
 TEST(ActivationLayouts, KeptLayoutsComputeWhatPlainOnesDoBitForBit) {
-  LenetChain kept(false), plain(true);
+  ConvChain kept(false), plain(true);
   const std::vector<float> x = kinked_values(4 * 2 * 12 * 12, 3);
   const std::vector<float> dy = kinked_values(4 * 5, 4);
   std::vector<std::vector<float>> dx(2, std::vector<float>(x.size()));
   int k = 0;
-  for (LenetChain* net : {&kept, &plain}) {
+  for (ConvChain* net : {&kept, &plain}) {
     for (int step = 0; step < 2; ++step) {  // twice: gradients accumulate
       net->chain->forward(x.data(), Pass{true, 1, step, nullptr});
       net->chain->backward(x.data(), dy.data(), dx[k].data(), Pass{true, 1, step, nullptr});

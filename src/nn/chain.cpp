@@ -72,17 +72,17 @@ void Chain::bind(const std::vector<std::span<float>>& p, const std::vector<std::
   agree_layouts(kernels);
 }
 
-// Each activation that a layer writes in a native block and the next layer (past views that
-// keep layouts) reads in the same block, or that one side takes in any block the other
-// wants, stays in that block: no conversion to plain and back between them.
+// Each activation that a layer writes in a native block and the next layer (past layers
+// that keep layouts: activations) reads in the same block, or that one side takes in any
+// block the other wants, stays in that block: no conversion to plain and back between them.
 void Chain::agree_layouts(KernelFactory& kernels) {
   const size_t n = layers_.size();
   blocks_.assign(n + 1, 1);
   std::vector<int64_t> in(n, 1), out(n, 1);
   for (size_t i = 0; i < n; ++i) {
-    if (layers_[i]->is_view()) continue;
+    if (layers_[i]->is_view() || layers_[i]->keeps_layout()) continue;
     size_t j = i + 1;
-    while (j < n && layers_[j]->is_view() && layers_[j]->keeps_layout()) ++j;
+    while (j < n && layers_[j]->keeps_layout()) ++j;
     if (j == n || layers_[j]->is_view()) continue;  // the chain's output, or a flatten
     const int64_t made = layers_[i]->native_out_block(), read = layers_[j]->native_in_block();
     int64_t block = 1;

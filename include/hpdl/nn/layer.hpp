@@ -77,8 +77,9 @@ class Layer {
   virtual void use_blocks(int64_t in_block, int64_t out_block, KernelFactory& k) {
     (void)in_block, (void)out_block, (void)k;
   }
-  // A view that hands its input on in whatever layout it is (a fused ReLU); false for a
-  // view that needs plain (flatten reads [N, C, H, W] as [N, C H W]).
+  // True for a layer that works element by element alike in any layout and hands its input's
+  // layout on (an activation, fused or not); false for one that needs plain (flatten reads
+  // [N, C, H, W] as [N, C H W]; dropout's masks and batch-norm's channels follow the index).
   virtual bool keeps_layout() const { return false; }
 
   virtual void forward(const float* x, float* y, const Pass& pass) = 0;

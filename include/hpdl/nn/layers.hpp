@@ -41,7 +41,7 @@ class ActivationLayer final : public Layer {
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override;
   bool is_view() const override { return !fused_into_.empty(); }
-  bool keeps_layout() const override { return is_view(); }
+  bool keeps_layout() const override { return true; }
   bool is_relu() const override { return act_ == Activation::kRelu; }
   void fuse_into(const std::string& next) override { fused_into_ = next; }
   void forward(const float* x, float* y, const Pass&) override;
