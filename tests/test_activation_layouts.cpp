@@ -191,6 +191,30 @@ TEST(ActivationLayouts, ConvolutionsKeepTheirLayoutThroughPoolsAndActivations) {
   for (size_t i = 0; i <= plain.chain->size(); ++i) EXPECT_EQ(plain.chain->activation_block(i), 1);
 }
 
+TEST(ActivationLayouts, APoolThatReadsPlainWritesPlain) {
+  // pool + conv (20) + ReLU + pool + flatten + dense: the first pool reads the chain's
+  // (plain) input, so it hands the convolution plain values rather than converting.
+  std::vector<std::unique_ptr<Layer>> ls;
+  ls.push_back(std::make_unique<MaxPool2d>(2, 2));
+  ls.push_back(std::make_unique<Conv2d>(20, 3, 1, 1));
+  ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+  ls.push_back(std::make_unique<MaxPool2d>(2, 2));
+  ls.push_back(std::make_unique<Flatten>());
+  ls.push_back(std::make_unique<Dense>(5, Init::kGlorotUniform));
+  for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
+  Chain c(std::move(ls));
+  c.setup(Shape{{2, 3, 12, 12}});
+  auto kernels = make_onednn_kernels();
+  std::vector<std::vector<float>> store;
+  store.reserve(c.param_specs().size());  // the spans point into it
+  std::vector<std::span<float>> p;
+  for (const ParamSpec& s : c.param_specs()) p.emplace_back(store.emplace_back(s.size, 0.0f));
+  c.bind(p, p, *kernels);
+  EXPECT_EQ(c.activation_block(1), 1);
+  EXPECT_EQ(c.activation_block(2), c.layer(1).native_out_block());
+  EXPECT_EQ(c.layer(0).kernel_choice(), "");
+}
+
 TEST(ActivationLayouts, KeptLayoutsComputeWhatPlainOnesDoBitForBit) {
   ConvChain kept(false), plain(true);
   const std::vector<float> x = kinked_values(4 * 2 * 12 * 12, 3);

@@ -84,7 +84,12 @@ void Chain::agree_layouts(KernelFactory& kernels) {
     size_t j = i + 1;
     while (j < n && layers_[j]->keeps_layout()) ++j;
     if (j == n || layers_[j]->is_view()) continue;  // the chain's output, or a flatten
-    const int64_t made = layers_[i]->native_out_block(), read = layers_[j]->native_in_block();
+    // A layer that writes any block writes plain when it reads plain: it changes the layout
+    // only on the way out of blocks (a pool turning plain into blocks would do it one
+    // channel at a time).
+    int64_t made = layers_[i]->native_out_block();
+    if (made == kAnyBlock && in[i] == 1) made = 1;
+    const int64_t read = layers_[j]->native_in_block();
     int64_t block = 1;
     if (made == kAnyBlock)
       block = read == kAnyBlock ? 1 : read;
