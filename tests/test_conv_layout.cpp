@@ -1,7 +1,7 @@
 // The oneDNN convolution's two activation layouts (blocked, NHWC): each forced through
 // HPDL_CONV_LAYOUT equals the reference backend within f32 summation order, on a shape the
 // rule gives to each; and the rule's pick for the presets' kinds of shape, named in
-// ConvKernel::choice() (what `hpdl time` prints).
+// ConvKernel::choice() (what `hpdl time` prints); the backward's hook between its passes.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -89,6 +89,36 @@ TEST(ConvLayout, ABadValueIsRefused) {
     FAIL() << "HPDL_CONV_LAYOUT = nchw16c accepted";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "HPDL_CONV_LAYOUT = \"nchw16c\" is not one of: auto, blocked, nhwc");
+  }
+}
+
+// The oneDNN convolution's backward calls `between` once, after the input gradient and
+// before the weight gradient (where the trainer tests the allreduce buckets in flight); every
+// backend's result equals plain backward(). The reference's single loop need not call it.
+TEST(ConvBackward, CallsBetweenItsInputAndWeightGradients) {
+  const ConvDims d{2, 3, 6, 6, 4, 3, 1, 1};
+  const int64_t nx = 2 * 3 * 6 * 6, nw = 4 * 3 * 3 * 3, ny = 2 * 4 * 6 * 6;
+  const auto x = random(nx, 1), w = random(nw, 2), b = random(4, 3), dy = random(ny, 4);
+  for (auto* make : {&make_reference_kernels, +[] { return make_onednn_kernels(); }}) {
+    auto factory = make();  // outlives its kernels
+    auto k = factory->conv(d);
+    std::vector<float> y(ny), dx(nx, 7.0f), dw(nw, 0.0f), db(4, 0.0f);
+    k->forward(x.data(), w.data(), b.data(), y.data());
+    int calls = 0;
+    k->backward_between(x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data(), [&] {
+      ++calls;
+      EXPECT_NE(dx[0], 7.0f) << "the input gradient is written before";
+      EXPECT_EQ(dw, std::vector<float>(nw, 0.0f)) << "the weight gradient is not yet";
+    });
+    std::vector<float> dx2(nx), dw2(nw, 0.0f), db2(4, 0.0f);
+    k->backward(x.data(), w.data(), dy.data(), dx2.data(), dw2.data(), db2.data());
+    EXPECT_EQ(dx, dx2);
+    EXPECT_EQ(dw, dw2);
+    EXPECT_EQ(db, db2);
+    if (gemm_library("onednn") == "oneDNN" && make != &make_reference_kernels)
+      EXPECT_EQ(calls, 1);
+    else
+      EXPECT_LE(calls, 1);
   }
 }
 

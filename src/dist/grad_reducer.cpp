@@ -121,6 +121,11 @@ void GradientReducer::layer_done(size_t layer) {
   ProfileScope timed(prof_, issue_name_);
   if (b >= 0 && --buckets_[b].remaining == 0) enqueue_download(static_cast<size_t>(b));
   start_ready(false);
+  progress();
+}
+
+void GradientReducer::progress() {
+  if (comm_.size() == 1) return;
   if (prof_ && prof_->on()) {
     // Drives progress, and tells which buckets completed when.
     const int count = comm_.test_some(started_, requests_.data(), indices_.data());

@@ -2,6 +2,7 @@
 // rule or HPDL_CONV_LAYOUT), f32 or bf16 inputs (ConvDims::precision), reorders to and
 // from the model's plain NCHW/OIHW buffers. Building blocks in onednn_step.hpp.
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -128,6 +129,11 @@ class DnnlConv final : public ConvKernel {
 
   void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
                 float* db) override {
+    backward_between(x, w, dy, dx, dw, db, {});
+  }
+
+  void backward_between(const float* x, const float* w, const float* dy, float* dx, float* dw,
+                        float* db, const std::function<void()>& between) override {
     const void* dy_blocked = nullptr;
     if (dx) {
       dy_blocked = native_out_ ? dy : dy_data_.in(dy);
@@ -135,6 +141,7 @@ class DnnlConv final : public ConvKernel {
                      {DNNL_ARG_WEIGHTS, w_data_.in(w)},
                      {DNNL_ARG_DIFF_SRC, native_in_ ? dx : dx_data_.target(dx)}});
       if (!native_in_) dx_data_.finish(dx);
+      if (between) between();
     }
     // The forward of this step converted x already; dy too if backward-data ran. In the
     // native blocks they were never converted.

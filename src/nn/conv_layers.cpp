@@ -33,8 +33,8 @@ void Conv2d::forward(const float* x, float* y, const Pass&) {
   kernel_->forward(x, w_.data(), b_.data(), y);
 }
 
-void Conv2d::backward(const float* x, const float*, const float* dy, float* dx, const Pass&) {
-  kernel_->backward(x, w_.data(), dy, dx, dw_.data(), db_.data());
+void Conv2d::backward(const float* x, const float*, const float* dy, float* dx, const Pass& pass) {
+  kernel_->backward_between(x, w_.data(), dy, dx, dw_.data(), db_.data(), pass.progress);
 }
 
 Shape MaxPool2d::setup(const Shape& in) {

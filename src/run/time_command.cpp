@@ -56,7 +56,7 @@ void run_iterations(const Config& cfg, Model& model, const std::vector<int32_t>&
   for (int64_t i = 0; i < cfg.train.batch; ++i) rows[i] = i;
   for (int64_t s = 0; s < total; ++s) {
     prof.begin_step(s);
-    const Pass pass{true, cfg.train.seed, s, rows.data()};
+    const Pass pass{true, cfg.train.seed, s, rows.data(), {}};
     forward_backward(model, loss, labels.data(), pass, 1.0f / float(model.batch()), {}, &prof,
                      &names);
     {

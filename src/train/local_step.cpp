@@ -21,8 +21,8 @@ LocalStep::LocalStep(const TrainerConfig& cfg, const Comm& comm, Model& model, H
 
 double LocalStep::gradients(std::span<const int64_t> rows, int64_t step, float loss_scale,
                             const std::function<void(size_t)>& on_layer_done,
-                            std::span<const int64_t> next_rows) {
-  const Pass pass{true, cfg_.train.seed, step, rows.data()};
+                            std::span<const int64_t> next_rows, std::function<void()> progress) {
+  const Pass pass{true, cfg_.train.seed, step, rows.data(), std::move(progress)};
   return compute_gradients(model_, loss_, train_, rows, labels_.data(), pass, loss_scale,
                            on_layer_done, prof_, &names_, next_rows);
 }

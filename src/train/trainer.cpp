@@ -56,7 +56,10 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows,
       [this, local](size_t layer) {
         if (!local) reducer_.layer_done(layer);
       },
-      next_rows);
+      next_rows,
+      [this, local] {
+        if (!local) reducer_.progress();
+      });
   if (!local) {
     ProfileScope timed(prof_, names.comm_wait);
     reducer_.finish(global_step);  // grads() now holds the sum over ranks

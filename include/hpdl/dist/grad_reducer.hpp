@@ -61,6 +61,9 @@ class GradientReducer {
 
   // Called by Model::backward when layer i's parameter gradients are final.
   void layer_done(size_t layer);
+  // Tests the buckets in flight, so that the MPI library moves them on: called after each
+  // layer (layer_done) and inside a long layer's backward (Pass::progress).
+  void progress();
   // Waits until every bucket of this step is reduced; then the gradient buffer (on the
   // device) holds the sum over ranks.
   void finish(int64_t step);

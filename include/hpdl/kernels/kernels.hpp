@@ -9,6 +9,7 @@
 // the parameter gradients dw, db. Kernels never allocate in forward/backward.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -95,6 +96,14 @@ class ConvKernel {
   virtual void forward(const float* x, const float* w, const float* b, float* y) = 0;
   virtual void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
                         float* db) = 0;
+  // The same, calling `between` (when set) where one pass ends and the next begins, for a
+  // kernel whose backward runs several (the oneDNN convolution: input gradient, then weight
+  // gradient); a kernel of one pass computes exactly backward() and may not call it.
+  virtual void backward_between(const float* x, const float* w, const float* dy, float* dx,
+                                float* dw, float* db, const std::function<void()>& between) {
+    (void)between;
+    backward(x, w, dy, dx, dw, db);
+  }
   // What the kernel chose at construction among its implementations (a layout, the
   // library's kernels), in words for `hpdl time`; "" when it has no choice.
   virtual std::string choice() const { return ""; }

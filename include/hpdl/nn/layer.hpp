@@ -6,6 +6,7 @@
 // gradients and OVERWRITES the input gradient dx (dx is null for the first layer).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -39,6 +40,10 @@ struct Pass {
   uint64_t seed = 0;
   int64_t step = 0;
   const int64_t* sample_ids = nullptr;
+  // Called by a layer between the kernels of a long backward (a convolution's input and
+  // weight gradients): the trainer's chance to move on the communication that earlier
+  // layers started (GradientReducer::progress). Empty: nothing to move.
+  std::function<void()> progress;
 };
 
 class Layer {

@@ -31,9 +31,10 @@ class LocalStep {
 
   // Forward and backward on `rows` at global step `step`, the loss scaled by loss_scale;
   // model.grads() then holds this rank's gradient. Returns the loss sum.
+  // progress: Pass::progress, called inside long layers' backward.
   double gradients(std::span<const int64_t> rows, int64_t step, float loss_scale,
                    const std::function<void(size_t)>& on_layer_done = {},
-                   std::span<const int64_t> next_rows = {});
+                   std::span<const int64_t> next_rows = {}, std::function<void()> progress = {});
 
   // Whose gradient model.grads() holds when it is checked: the sum over ranks (the same on
   // every rank: the check is collective) or this rank's own.
