@@ -3,8 +3,8 @@
 // Implementations: reference (plain loops, the ground truth for tests), oneDNN (CPU) and
 // CUDA (cuBLAS + kernels, when built with HPDL_CUDA).
 // Layouts are plain row-major: activations N,C,H,W; dense weights O,I; conv weights O,I,KH,KW.
-// The one exception, agreed between a convolution and a max pool (Chain::bind): an
-// activation with its channels in blocks (kernels' native blocks below).
+// The one exception, agreed between a convolution and a max pool or another convolution
+// (Chain::bind): an activation with its channels in blocks (kernels' native blocks below).
 // Every backward overwrites the input gradient dx (skipped when dx is null) and ADDS into
 // the parameter gradients dw, db. Kernels never allocate in forward/backward.
 #pragma once

@@ -3,9 +3,10 @@
 // passes per call; every later activation and activation gradient lives in buffers of the
 // backend's device, allocated once in bind(). A view layer (flatten) shares its input's
 // storage; it may not be the last layer of a chain. Activations are plain [N, C, H, W],
-// except one between a layer that writes another layout natively and the next (past views
-// that keep layouts) that reads it (Layer::native_out_block): a convolution's own layout
-// into and out of a max pool, agreed in bind(). The chain's input and output stay plain.
+// except one between a layer that writes another layout natively and the next (past layers
+// that keep layouts: activations) that reads it (Layer::native_out_block): a convolution's
+// own layout into and out of a max pool, or between two convolutions joined by an
+// activation, agreed in bind(). The chain's input and output stay plain.
 #pragma once
 #include <functional>
 #include <memory>
