@@ -50,6 +50,7 @@ Shape MaxPool2d::setup(const Shape& in) {
 void MaxPool2d::bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
                      KernelFactory& k) {
   dims_.relu = relu_;
+  dims_.in_block = dims_.out_block = 1;  // plain until the chain agrees otherwise (use_blocks)
   kernel_ = k.max_pool(dims_);
   if (!relu_ || kernel_->applies_relu()) return;
   const int64_t out = dims_.batch * dims_.channels * dims_.out_h() * dims_.out_w();
