@@ -121,26 +121,18 @@ class PlainActivationsEnv {
   std::optional<std::string> saved_;
 };
 
-// LeNet's pattern with a tanh and a third convolution between, on a small input: conv (20
-// filters) + ReLU + pool + conv (24) + tanh + conv (24) + ReLU + pool + flatten + dense,
-// bound on the oneDNN backend (made with every activation plain or not), with its
-// parameters and gradients.
-struct ConvChain {
-  explicit ConvChain(bool plain) {
-    std::vector<std::unique_ptr<Layer>> ls;
-    ls.push_back(std::make_unique<Conv2d>(20, 3, 1, 1));
-    ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
-    ls.push_back(std::make_unique<MaxPool2d>(2, 2));
-    ls.push_back(std::make_unique<Conv2d>(24, 3, 1, 1));
-    ls.push_back(std::make_unique<ActivationLayer>(Activation::kTanh));
-    ls.push_back(std::make_unique<Conv2d>(24, 3, 1, 1));
-    ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
-    ls.push_back(std::make_unique<MaxPool2d>(2, 2));
-    ls.push_back(std::make_unique<Flatten>());
-    ls.push_back(std::make_unique<Dense>(5, Init::kGlorotUniform));
-    for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-    chain = std::make_unique<Chain>(std::move(ls));
-    chain->setup(Shape{{4, 2, 12, 12}});
+// Layers named l0, l1, ... in order.
+std::vector<std::unique_ptr<Layer>> named(std::vector<std::unique_ptr<Layer>> ls) {
+  for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
+  return ls;
+}
+
+// A chain set up for `in` and bound on the oneDNN backend (made with every activation plain
+// or not), with seeded parameters and zero gradients.
+struct BoundChain {
+  BoundChain(std::vector<std::unique_ptr<Layer>> layers, const Shape& in, bool plain) {
+    chain = std::make_unique<Chain>(named(std::move(layers)));
+    chain->setup(in);
     {
       PlainActivationsEnv env(plain);
       kernels = make_onednn_kernels();
@@ -157,6 +149,26 @@ struct ConvChain {
   std::unique_ptr<KernelFactory> kernels;
   std::unique_ptr<Chain> chain;
   std::vector<std::vector<float>> params, grads;
+};
+
+// LeNet's pattern with a tanh and a third convolution between, on [4, 2, 12, 12]: conv (20
+// filters) + ReLU + pool + conv (24) + tanh + conv (24) + ReLU + pool + flatten + dense.
+struct ConvChain : BoundChain {
+  explicit ConvChain(bool plain) : BoundChain(layers(), Shape{{4, 2, 12, 12}}, plain) {}
+  static std::vector<std::unique_ptr<Layer>> layers() {
+    std::vector<std::unique_ptr<Layer>> ls;
+    ls.push_back(std::make_unique<Conv2d>(20, 3, 1, 1));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+    ls.push_back(std::make_unique<MaxPool2d>(2, 2));
+    ls.push_back(std::make_unique<Conv2d>(24, 3, 1, 1));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kTanh));
+    ls.push_back(std::make_unique<Conv2d>(24, 3, 1, 1));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+    ls.push_back(std::make_unique<MaxPool2d>(2, 2));
+    ls.push_back(std::make_unique<Flatten>());
+    ls.push_back(std::make_unique<Dense>(5, Init::kGlorotUniform));
+    return ls;
+  }
 };
 
 TEST(ActivationLayouts, ConvolutionsKeepTheirLayoutThroughPoolsAndActivations) {
@@ -201,15 +213,8 @@ TEST(ActivationLayouts, APoolThatReadsPlainWritesPlain) {
   ls.push_back(std::make_unique<MaxPool2d>(2, 2));
   ls.push_back(std::make_unique<Flatten>());
   ls.push_back(std::make_unique<Dense>(5, Init::kGlorotUniform));
-  for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-  Chain c(std::move(ls));
-  c.setup(Shape{{2, 3, 12, 12}});
-  auto kernels = make_onednn_kernels();
-  std::vector<std::vector<float>> store;
-  store.reserve(c.param_specs().size());  // the spans point into it
-  std::vector<std::span<float>> p;
-  for (const ParamSpec& s : c.param_specs()) p.emplace_back(store.emplace_back(s.size, 0.0f));
-  c.bind(p, p, *kernels);
+  const BoundChain net(std::move(ls), Shape{{2, 3, 12, 12}}, false);
+  const Chain& c = *net.chain;
   EXPECT_EQ(c.activation_block(1), 1);
   EXPECT_EQ(c.activation_block(2), c.layer(1).native_out_block());
   EXPECT_EQ(c.layer(0).kernel_choice(), "");
