@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The GPU checks in one bounded run, on a GPU machine after "scripts/gpu_bundle.sh unpack":
+# the machine and what the carried hpdl links with; every CUDA test (ctest -R "Cuda|gpu");
+# sync SGD on the one GPU with 1 and 2 ranks (the same global batch and seed: the losses of
+# every epoch must agree, as on the CPU); then profiling/bench_gpu.sh. Each step has its own
+# time limit and its whole output in LOGDIR/STEP.log; its last lines and exit status are
+# printed here. The exit status is the number of steps that failed.
+# Usage: scripts/gpu_checks.sh LOGDIR [EPOCHS]   (EPOCHS for bench_gpu.sh, default 3)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+logs=${1:?usage: gpu_checks.sh LOGDIR [EPOCHS]} epochs=${2:-3}
+mkdir -p "$logs"
+# shellcheck source=/dev/null
+source .gpu/env.sh
+failed=0
+step() {  # step NAME SECONDS COMMAND...
+  local name=$1 limit=$2 t0=$SECONDS rc
+  shift 2
+  echo "== $name"
+  timeout -k 10 "$limit" "$@" >"$logs/$name.log" 2>&1
+  rc=$?
+  tail -n 30 "$logs/$name.log"
+  echo "== $name: exit $rc after $((SECONDS - t0)) s"
+  [ $rc -eq 0 ] || failed=$((failed + 1))
+}
+machine() {
+  local gpu=(--set 'run.device="gpu"')
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  ldd --version | head -1
+  echo "libraries not found:"; ldd build/hpdl | grep 'not found' || echo "  none"
+  ldd build/hpdl | grep -E 'cublas|cudart'
+  build/hpdl time inputs/mlp_fashion_mnist.toml --synthetic -n 3 --warmup 1 "${gpu[@]}"
+}
+
+# LeNet on Fashion-MNIST, 2 epochs, 1 rank then 2 ranks sharing the GPU.
+sync_ranks() {
+  local out=outputs/gpu_sync n gpu=(--set 'run.device="gpu"')
+  for n in 1 2; do
+    mpirun --oversubscribe --bind-to none -np $n build/hpdl train inputs/lenet_fashion_mnist.toml \
+      "${gpu[@]}" --set train.epochs=2 --set train.progress=false --set run.name="np$n" \
+      --set run.output_dir="\"$out\"" --overwrite || return 1
+    echo "np $n: epoch seconds $(python3 profiling/hpdl_runs.py mean "$out/np$n/metrics.csv" epoch_s)"
+  done
+  grep -o '"cuda:[^"]*"' "$out/np2/manifest.json" | sort | uniq -c
+  python3 tests/cli/losses_agree.py "$out/np1/metrics.csv" "$out/np2/metrics.csv" 0.01 \
+    "1 rank" "2 ranks" --atol 1e-4
+}
+
+export -f machine sync_ranks
+step machine 60 bash -c machine
+step cuda_tests 150 bash -c 'cd build && ctest -R "Cuda|gpu" --output-on-failure --timeout 100'
+step sync_ranks 120 bash -c sync_ranks
+step bench_gpu 240 profiling/bench_gpu.sh "$epochs"
+echo "gpu_checks: $failed step(s) failed"
+exit "$failed"
