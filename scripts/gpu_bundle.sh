@@ -68,6 +68,8 @@ EOF
     # Debian's files at their own paths, never replacing one the machine has.
     unxz .gpu/system.tar.xz | tar -xf - -P --skip-old-files
     for l in mpirun mpiexec; do [ -e /usr/bin/$l ] || ln -s orterun /usr/bin/$l; done
+    # CTest's files call CMake by the path it had here.
+    [ -e /usr/bin/cmake ] || ln -s "$(command -v cmake)" /usr/bin/cmake
     ldconfig
     scripts/prepare_data.sh
     if [ "$(pwd -P)" != "$(cd /work/main 2>/dev/null && pwd -P)" ]; then

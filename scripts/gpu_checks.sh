@@ -4,8 +4,10 @@
 # sync SGD on the one GPU with 1 and 2 ranks (the same global batch and seed: the losses of
 # every epoch must agree, as on the CPU); then profiling/bench_gpu.sh. Each step has its own
 # time limit and its whole output in LOGDIR/STEP.log; its last lines and exit status are
-# printed here. The exit status is the number of steps that failed.
-# Usage: scripts/gpu_checks.sh LOGDIR [EPOCHS]   (EPOCHS for bench_gpu.sh, default 3)
+# printed here. The exit status is the number of steps that failed. STEPS (default: all
+# five) picks some: machine cuda_tests sync_ranks time_tables bench_gpu; time_tables is
+# hpdl's per-layer tables of LeNet, AlexNet and HAR 2x2 h128 on the GPU (hpdl time --overhead).
+# Usage: [STEPS="..."] scripts/gpu_checks.sh LOGDIR [EPOCHS]   (EPOCHS for bench_gpu.sh, default 3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logs=${1:?usage: gpu_checks.sh LOGDIR [EPOCHS]} epochs=${2:-3}
@@ -46,10 +48,25 @@ sync_ranks() {
     "1 rank" "2 ranks" --atol 1e-4
 }
 
-export -f machine sync_ranks
-step machine 60 bash -c machine
-step cuda_tests 150 bash -c 'cd build && ctest -R "Cuda|gpu" --output-on-failure --timeout 100'
-step sync_ranks 120 bash -c sync_ranks
-step bench_gpu 240 profiling/bench_gpu.sh "$epochs"
+time_tables() {
+  local gpu=(--set 'run.device="gpu"')
+  build/hpdl time inputs/lenet_fashion_mnist.toml --synthetic "${gpu[@]}" -n 50 --warmup 5 --overhead &&
+    build/hpdl time inputs/alexnet.toml --synthetic --set train.batch=128 "${gpu[@]}" -n 20 --warmup 3 \
+      --overhead &&
+    build/hpdl time inputs/har_2x2.toml --synthetic --set model.layers.1.hidden=128 "${gpu[@]}" -n 20 \
+      --warmup 3 --overhead
+}
+
+export -f machine sync_ranks time_tables
+for s in ${STEPS:-machine cuda_tests sync_ranks time_tables bench_gpu}; do
+  case $s in
+    machine) step machine 60 bash -c machine ;;
+    cuda_tests) step cuda_tests 150 bash -c 'cd build && ctest -R "Cuda|gpu" --output-on-failure --timeout 100' ;;
+    sync_ranks) step sync_ranks 120 bash -c sync_ranks ;;
+    time_tables) step time_tables 120 bash -c time_tables ;;
+    bench_gpu) step bench_gpu 240 profiling/bench_gpu.sh "$epochs" ;;
+    *) echo "gpu_checks: unknown step '$s'" >&2; exit 2 ;;
+  esac
+done
 echo "gpu_checks: $failed step(s) failed"
 exit "$failed"

@@ -109,8 +109,9 @@ class CountingTimeline final : public Timeline {
     ++resolves_;
     for (int64_t i = 0; i < n; ++i) marks[i] = 1000 * marks[i] + 7;
   }
+  void finish() override { ++finishes_; }
   int64_t next_ = 0;
-  int resolves_ = 0;
+  int resolves_ = 0, finishes_ = 0;
 };
 
 TEST(Profiler, LayerMarksResolvedOncePerStep) {
@@ -138,6 +139,22 @@ TEST(Profiler, LayerMarksResolvedOncePerStep) {
   prof.begin_step(1);
   prof.end_step();
   EXPECT_EQ(timeline.resolves_, 1);
+}
+
+TEST(Profiler, EveryStepWaitsForItsWorkRecordedOrNot) {
+  ProfileConfig cfg;
+  cfg.enabled = true, cfg.warmup = 1, cfg.active = 1, cfg.repeat = 2;  // off, on, off, on
+  Profiler prof(cfg, 4, 16);
+  CountingTimeline timeline;
+  prof.set_timeline(&timeline);
+  const int32_t layer = prof.name("dense1", "forward");
+  for (int64_t s = 0; s < 4; ++s) {
+    prof.begin_step(s);
+    { DeviceScope timed(&prof, layer); }
+    prof.end_step();
+    EXPECT_EQ(timeline.finishes_, s + 1) << "step " << s;
+  }
+  EXPECT_EQ(timeline.resolves_, 2);  // the two recorded steps
 }
 
 }  // namespace

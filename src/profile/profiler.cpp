@@ -49,6 +49,9 @@ void Profiler::end_step() {
       events_[marked_[k]].t0_ns = marks_[2 * k], events_[marked_[k]].t1_ns = marks_[2 * k + 1];
     marked_.clear();
   }
+  // An unrecorded step waits for its work too: a GPU step otherwise ends when it is
+  // launched, and its work is counted in the next (recorded) step.
+  timeline_->finish();
   const int64_t t1 = now();
   if (on_) add(kStep, step_t0_, t1);
   if (walls_.size() < walls_.capacity()) walls_.push_back(on_ ? t1 - step_t0_ : step_t0_ - t1);

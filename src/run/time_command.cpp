@@ -60,7 +60,7 @@ void run_iterations(const Config& cfg, Model& model, const std::vector<int32_t>&
     forward_backward(model, loss, labels.data(), pass, 1.0f / float(model.batch()), {}, &prof,
                      &names);
     {
-      ProfileScope timed(&prof, names.update);
+      DeviceScope timed(&prof, names.update);
       optimizer->update(model.params(), model.grads());
     }
     prof.end_step();

@@ -24,7 +24,7 @@ double forward_backward(Model& model, SoftmaxCrossEntropy& loss, const int32_t* 
   model.forward(pass);
   double sum = 0;
   {
-    ProfileScope timed(prof, names ? names->loss : 0);
+    DeviceScope timed(prof, names ? names->loss : 0);
     sum = loss.forward(model.output(), labels, model.batch());
     model.zero_grads();
     loss.backward(labels, loss_scale, model.output_grad());

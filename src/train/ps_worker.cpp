@@ -67,7 +67,7 @@ void PsWorker::train_step(ShardPlan& plan, int64_t epoch, int64_t s) {
       local_.gradients(plan.rows(s), pos_.step, 1.0f / static_cast<float>(train.batch));
   bool applied = false;
   {
-    ProfileScope timed(prof, local_.names().update);
+    DeviceScope timed(prof, local_.names().update);
     // Nothing non-finite is applied locally or pushed to the servers.
     applied = local_.checked(LocalStep::Gradient::kLocal, loss, pos_.step, epoch);
     if (applied) {

@@ -64,7 +64,7 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows,
     ProfileScope timed(prof_, names.comm_wait);
     reducer_.finish(global_step);  // grads() now holds the sum over ranks
   }
-  ProfileScope timed(prof_, names.update);
+  DeviceScope timed(prof_, names.update);
   if (!local_.checked(local ? LocalStep::Gradient::kLocal : LocalStep::Gradient::kReduced, loss,
                       global_step, epoch)) {
     reducer_.clear_feedback();  // it may hold what rounding made of a non-finite gradient

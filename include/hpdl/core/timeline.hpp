@@ -16,6 +16,9 @@ class Timeline {
   virtual int64_t mark() = 0;
   // In place: each of the n marks becomes its steady-clock time in nanoseconds.
   virtual void resolve(int64_t* marks, int64_t n) = 0;
+  // Waits until the work before the last mark's point has run (a GPU's stream has drained),
+  // so a host clock read next covers it: every profiled step ends so, recorded or not.
+  virtual void finish() = 0;
 };
 
 // The host's steady clock: a mark is already its time.
@@ -28,6 +31,7 @@ class HostTimeline final : public Timeline {
   }
   int64_t mark() override { return now(); }
   void resolve(int64_t*, int64_t) override {}
+  void finish() override {}
 };
 
 }  // namespace hpdl

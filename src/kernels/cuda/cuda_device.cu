@@ -72,6 +72,7 @@ class EventTimeline final : public Timeline {
     used_ = 0;
     set_anchor();
   }
+  void finish() override { HPDL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
  private:
   void set_anchor() {
