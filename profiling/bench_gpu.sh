@@ -11,7 +11,8 @@
 # >= 98 % attributed.
 # Needs a CUDA build of hpdl (scripts/setup.sh on a machine with nvcc) and a Python whose
 # torch sees the GPU (PYTHON=..., default python3). Without a GPU it stops with hpdl's own
-# "no CUDA device" line. Not yet run on a GPU (see the README).
+# "no CUDA device" line. On a GPU machine without Debian's libraries: scripts/gpu_bundle.sh,
+# then scripts/gpu_checks.sh runs this among the other GPU checks.
 # Usage: [HPDL=build/hpdl] [PYTHON=python3] profiling/bench_gpu.sh [EPOCHS]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,7 @@ hpdl_epoch() {  # config [--set ...]
     "$@" >/dev/null
   echo "$(/usr/bin/python3 profiling/hpdl_runs.py mean "$out/bench/metrics.csv" epoch_s --from-row 2) $(/usr/bin/python3 profiling/hpdl_runs.py last "$out/bench/metrics.csv" steps)"
 }
+peer() { if [ -n "$1" ]; then echo "PyTorch CUDA graph"; else echo "PyTorch eager"; fi; }
 field() { "$py" -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 row() {  # model runner s/epoch samples/s step_ms reference_samples/s
   printf '%-22s %-26s %10.4f %12.0f %10.3f %9.2fx\n' "$1" "$2" "$3" "$4" "$5" \
@@ -48,7 +50,7 @@ for graphs in "" --graphs; do
   r=$("$py" profiling/peers/pytorch_train.py --model lenet --train data/fashion-mnist-train.h5 \
     --batch 128 --optimizer adam --lr 0.001 --threads 1 --device cuda --steps 400 $graphs | field samples_per_s)
   [ -n "$graphs" ] || eager=$r
-  row "LeNet (128, Adam)" "PyTorch ${graphs:+CUDA graph}${graphs:-eager}" "$(awk -v r="$r" -v n=$n 'BEGIN {print n / r}')" \
+  row "LeNet (128, Adam)" "$(peer "$graphs")" "$(awk -v r="$r" -v n=$n 'BEGIN {print n / r}')" \
     "$r" "$(awk -v r="$r" 'BEGIN {print 128e3 / r}')" "$eager"
 done
 read -r e steps <<<"$(hpdl_epoch inputs/lenet_fashion_mnist.toml)"
@@ -62,7 +64,7 @@ for h in 32 128; do
       --hidden "$h" --threads 1 --device cuda --epochs "$epochs" $graphs)
     r=$(field samples_per_s <<<"$json")
     [ -n "$graphs" ] || eager=$r
-    row "HAR 2x2 h$h (100)" "PyTorch ${graphs:+CUDA graph}${graphs:-eager}" "$(field epoch_s <<<"$json")" "$r" \
+    row "HAR 2x2 h$h (100)" "$(peer "$graphs")" "$(field epoch_s <<<"$json")" "$r" \
       "$(field step_ms <<<"$json")" "$eager"
   done
   read -r e steps <<<"$(hpdl_epoch inputs/har_2x2.toml --set model.layers.1.hidden="$h")"
@@ -75,7 +77,7 @@ for graphs in "" --graphs; do
   r=$("$py" profiling/peers/pytorch_train.py --model alexnet --batch 128 --optimizer sgd --lr 0.01 \
     --threads 1 --device cuda --steps 30 --warmup 5 $graphs | field samples_per_s)
   [ -n "$graphs" ] || eager=$r
-  row "AlexNet (128, synth.)" "PyTorch ${graphs:+CUDA graph}${graphs:-eager}" 0 "$r" \
+  row "AlexNet (128, synth.)" "$(peer "$graphs")" 0 "$r" \
     "$(awk -v r="$r" 'BEGIN {print 128e3 / r}')" "$eager"
 done
 "$hpdl" time inputs/alexnet.toml --synthetic --set train.batch=128 "${gpu[@]}" -n 20 --warmup 3 \

@@ -113,7 +113,7 @@ def main():
         for s in range(steps):
             idx = perm[s * a.batch:(s + 1) * a.batch]
             loss = run(x[idx], y[idx])
-        return float(loss)  # waits for the GPU
+        return float(loss.detach())  # waits for the GPU
 
     epoch(0)  # warm-up
     t0 = time.perf_counter()

@@ -104,7 +104,7 @@ def main():
     t0 = time.perf_counter()
     for i in range(a.steps):
         loss = step(a.warmup + i)
-    loss = float(loss)  # waits for the GPU
+    loss = float(loss.detach())  # waits for the GPU
     dt = time.perf_counter() - t0
     print(json.dumps({"peer": "pytorch", "torch": torch.__version__, "model": a.model,
                       "device": a.device, "graphs": a.graphs,
