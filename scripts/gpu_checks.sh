@@ -5,8 +5,10 @@
 # every epoch must agree, as on the CPU); then profiling/bench_gpu.sh. Each step has its own
 # time limit and its whole output in LOGDIR/STEP.log; its last lines and exit status are
 # printed here. The exit status is the number of steps that failed. STEPS (default: all
-# five) picks some: machine cuda_tests sync_ranks time_tables bench_gpu; time_tables is
-# hpdl's per-layer tables of LeNet, AlexNet and HAR 2x2 h128 on the GPU (hpdl time --overhead).
+# six) picks some: machine cuda_tests sync_ranks har_gpu_cpu time_tables bench_gpu;
+# har_gpu_cpu trains HAR 2x2 on the GPU and on the CPU (losses within 1 %); time_tables is
+# hpdl's per-layer tables of LeNet, AlexNet and HAR 2x2 h128 on the GPU (hpdl time
+# --overhead), and HAR's step without CUDA graphs (HPDL_CUDA_GRAPHS=0) beside it.
 # Usage: [STEPS="..."] scripts/gpu_checks.sh LOGDIR [EPOCHS]   (EPOCHS for bench_gpu.sh, default 3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,21 +50,38 @@ sync_ranks() {
     "1 rank" "2 ranks" --atol 1e-4
 }
 
+# HAR 2x2 (LSTMs, CUDA graphs of their time loops) for 2 epochs on the GPU and on the CPU.
+har_gpu_cpu() {
+  local out=outputs/gpu_har d
+  for d in gpu cpu; do
+    build/hpdl train inputs/har_2x2.toml --set run.device="\"$d\"" --set train.epochs=2 \
+      --set train.progress=false --set run.name=$d --set run.output_dir="\"$out\"" --overwrite \
+      >/dev/null || return 1
+    echo "$d: epoch seconds $(python3 profiling/hpdl_runs.py mean "$out/$d/metrics.csv" epoch_s)"
+  done
+  python3 tests/cli/losses_agree.py "$out/cpu/metrics.csv" "$out/gpu/metrics.csv" 0.01 CPU GPU \
+    --atol 1e-4
+}
+
 time_tables() {
   local gpu=(--set 'run.device="gpu"')
   build/hpdl time inputs/lenet_fashion_mnist.toml --synthetic "${gpu[@]}" -n 50 --warmup 5 --overhead &&
     build/hpdl time inputs/alexnet.toml --synthetic --set train.batch=128 "${gpu[@]}" -n 20 --warmup 3 \
       --overhead &&
     build/hpdl time inputs/har_2x2.toml --synthetic --set model.layers.1.hidden=128 "${gpu[@]}" -n 20 \
-      --warmup 3 --overhead
+      --warmup 3 --overhead &&
+    echo "without CUDA graphs (HPDL_CUDA_GRAPHS=0):" &&
+    HPDL_CUDA_GRAPHS=0 build/hpdl time inputs/har_2x2.toml --synthetic --set model.layers.1.hidden=128 \
+      "${gpu[@]}" -n 20 --warmup 3 --no-ceilings | grep -E '^(res|loss)'
 }
 
-export -f machine sync_ranks time_tables
-for s in ${STEPS:-machine cuda_tests sync_ranks time_tables bench_gpu}; do
+export -f machine sync_ranks har_gpu_cpu time_tables
+for s in ${STEPS:-machine cuda_tests sync_ranks har_gpu_cpu time_tables bench_gpu}; do
   case $s in
     machine) step machine 60 bash -c machine ;;
     cuda_tests) step cuda_tests 150 bash -c 'cd build && ctest -R "Cuda|gpu" --output-on-failure --timeout 100' ;;
     sync_ranks) step sync_ranks 120 bash -c sync_ranks ;;
+    har_gpu_cpu) step har_gpu_cpu 120 bash -c har_gpu_cpu ;;
     time_tables) step time_tables 120 bash -c time_tables ;;
     bench_gpu) step bench_gpu 240 profiling/bench_gpu.sh "$epochs" ;;
     *) echo "gpu_checks: unknown step '$s'" >&2; exit 2 ;;

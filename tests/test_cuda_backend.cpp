@@ -225,6 +225,26 @@ TEST_F(CudaParity, VectorOps) {
                 });
 }
 
+// A recording (a CUDA graph captured from the stream) enqueues nothing when it is made and
+// all of its work on each run, on the buffers it was made with.
+TEST_F(CudaParity, RecordingReplaysItsWork) {
+  Device& dev = cuda->device();
+  const int64_t n = 70000;
+  Buffer a(n, dev), b(n, dev);
+  VectorOps& o = cuda->ops();
+  auto recording = dev.record([&] {
+    o.fill(n, 1.0f, a.data());
+    o.axpy(n, 2.0f, a.data(), b.data());
+  });
+  std::vector<float> back(n, -1.0f);
+  dev.copy_to_host(back.data(), b.data(), n * sizeof(float));
+  EXPECT_EQ(back[0], 0.0f);
+  recording->run();
+  recording->run();
+  dev.copy_to_host(back.data(), b.data(), n * sizeof(float));
+  for (int64_t i : {int64_t{0}, n / 2, n - 1}) EXPECT_EQ(back[i], 4.0f) << i;
+}
+
 TEST_F(CudaParity, DeviceEventsAndTimeline) {
   Device& dev = cuda->device();
   EXPECT_FALSE(dev.host_accessible());

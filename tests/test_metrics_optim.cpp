@@ -141,6 +141,17 @@ TEST(Profiler, LayerMarksResolvedOncePerStep) {
   EXPECT_EQ(timeline.resolves_, 1);
 }
 
+// The CPU backends' recording keeps the work: nothing runs when it is recorded, all of it
+// on each run (a GPU's, a CUDA graph, is checked in test_cuda_backend.cpp).
+TEST(Device, RecordingRunsItsWorkOnEachRunOnly) {
+  int calls = 0;
+  auto recording = host_device().record([&calls] { ++calls; });
+  EXPECT_EQ(calls, 0);
+  recording->run();
+  recording->run();
+  EXPECT_EQ(calls, 2);
+}
+
 TEST(Profiler, EveryStepWaitsForItsWorkRecordedOrNot) {
   ProfileConfig cfg;
   cfg.enabled = true, cfg.warmup = 1, cfg.active = 1, cfg.repeat = 2;  // off, on, off, on

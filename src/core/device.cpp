@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
 
 namespace hpdl {
 namespace {
@@ -54,7 +55,23 @@ class HostDevice final : public Device {
 }  // namespace
 
 void* Device::allocate_host(size_t bytes) { return host_device().allocate(bytes); }
+
+namespace {
+class CallAgain final : public Recording {
+ public:
+  explicit CallAgain(std::function<void()> work) : work_(std::move(work)) {}
+  void run() override { work_(); }
+
+ private:
+  std::function<void()> work_;
+};
+}  // namespace
+
 void Device::release_host(void* p) { host_device().release(p); }
+
+std::unique_ptr<Recording> Device::record(std::function<void()> work) {
+  return std::make_unique<CallAgain>(std::move(work));
+}
 
 Device& host_device() {
   static HostDevice device;

@@ -1,7 +1,9 @@
 // LSTM and last-step layers. The LSTM runs the input projection for all steps as one
 // matrix product, then one small recurrent product and one fused gate kernel per step;
 // backward runs the steps in reverse with one small product per step for dh, and takes
-// the Wh, Wx and b gradients in one product each over all steps at the end.
+// the Wh, Wx and b gradients in one product each over all steps at the end. Each time loop
+// is recorded once and run as one (on a GPU, a CUDA graph: 128 steps are 384 small
+// kernels, which launched one by one leave the GPU waiting on launches).
 // N batch, T steps, C inputs, H hidden, G = 4H.
 #include "hpdl/nn/recurrent.hpp"
 
@@ -44,11 +46,21 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   zeros_ = Buffer(std::max(N * H, G), k.device());
   dh_ = Buffer(N * H, k.device());
   dc_ = Buffer(N * H, k.device());
+  device_ = &k.device();
+  forward_loop_.reset(), backward_loop_.reset();  // they hold the old buffers
 }
 
 void Lstm::forward(const float* x, float* y, const Pass&) {
-  const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H;
   input_->forward(x, wx_.data(), b_.data(), pre_.data());
+  if (!forward_loop_ || forward_for_ != y) {
+    forward_loop_ = device_->record([this, y] { forward_steps(y); });
+    forward_for_ = y;
+  }
+  forward_loop_->run();
+}
+
+void Lstm::forward_steps(float* y) {
+  const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H;
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = step_index(s);
     const float* h_prev = s ? hiddens_.data() + (s - 1) * N * H : zeros_.data();
@@ -66,9 +78,24 @@ void Lstm::forward(const float* x, float* y, const Pass&) {
 }
 
 void Lstm::backward(const float* x, const float*, const float* dy, float* dx, const Pass&) {
-  const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H;
+  const int64_t N = batch_;
   dh_.zero();
   dc_.zero();
+  if (!backward_loop_ || backward_for_ != dy) {
+    backward_loop_ = device_->record([this, dy] { backward_steps(dy); });
+    backward_for_ = dy;
+  }
+  backward_loop_->run();
+  // dWh = sum over s >= 1 of dpre_s^T h_{s-1}: one product over all steps.
+  if (recurrent_all_) {
+    recurrent_all_->backward(hiddens_.data(), wh_.data(), dpre_.data() + N * 4 * hidden_, nullptr,
+                             dwh_.data(), nullptr);
+  }
+  input_->backward(x, wx_.data(), pre_.data(), dx, dwx_.data(), db_.data());
+}
+
+void Lstm::backward_steps(const float* dy) {
+  const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H;
   for (int64_t s = T - 1; s >= 0; --s) {
     const int64_t t = step_index(s);
     const float* gates = gates_.data() + s * N * G;
@@ -83,12 +110,6 @@ void Lstm::backward(const float* x, const float*, const float* dy, float* dx, co
     // dh for step s-1; h_{-1} = 0, so the first step passes nothing further back.
     if (s > 0) recurrent_->backward(nullptr, wh_.data(), dpre_step, dh, nullptr, nullptr);
   }
-  // dWh = sum over s >= 1 of dpre_s^T h_{s-1}: one product over all steps.
-  if (recurrent_all_) {
-    recurrent_all_->backward(hiddens_.data(), wh_.data(), dpre_.data() + N * G, nullptr,
-                             dwh_.data(), nullptr);
-  }
-  input_->backward(x, wx_.data(), pre_.data(), dx, dwx_.data(), db_.data());
 }
 
 Shape LastStep::setup(const Shape& in) {

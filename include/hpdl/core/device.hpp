@@ -9,6 +9,7 @@
 // HostMirror (host_mirror.hpp) or copy_to_host / copy_from_host.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,15 @@ class DeviceEvent {
   virtual bool done() = 0;
   // Blocks the host until done().
   virtual void wait() = 0;
+};
+
+// Device work recorded once and run again: each run() enqueues what the recorded work
+// enqueued, on the same buffers. A GPU keeps it as a CUDA graph (its many small kernels then
+// reach the GPU in one launch); the CPU backends keep the work and call it again.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+  virtual void run() = 0;
 };
 
 class Device {
@@ -66,6 +76,9 @@ class Device {
   virtual void synchronize() = 0;
   // The clock that times the device's work (the profiler's per-layer intervals).
   virtual Timeline& timeline() = 0;
+  // `work` may only enqueue operations of this device on buffers that outlive the recording
+  // (no host reads, waits or allocations); it is not run now. Default: keeps and calls it.
+  virtual std::unique_ptr<Recording> record(std::function<void()> work);
   // Names the work enqueued between push and pop for external profilers (NVTX ranges that
   // Nsight Systems shows on a GPU; nothing on the CPU backends). name must outlive the range.
   virtual void range_push(const char* /*name*/) {}

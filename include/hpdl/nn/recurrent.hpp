@@ -33,6 +33,10 @@ class Lstm final : public Layer {
 
  private:
   int64_t step_index(int64_t s) const { return reverse_ ? steps_ - 1 - s : s; }
+  // The time loops: two or three small operations a step, recorded once per output (or
+  // output-gradient) buffer and run as one (Device::record: a CUDA graph on a GPU).
+  void forward_steps(float* y);
+  void backward_steps(const float* dy);
 
   int64_t hidden_, batch_ = 0, steps_ = 0, in_ = 0;
   float forget_bias_;
@@ -50,6 +54,10 @@ class Lstm final : public Layer {
   Buffer dpre_;        // [T, N, 4H]: gate gradients in processing order
   Buffer zeros_;       // [max(N*H, 4H)]: h_{-1} = c_{-1} = 0, and the recurrent kernel's bias
   Buffer dh_, dc_;     // [N, H]: gradients flowing to the previous step
+  Device* device_ = nullptr;
+  std::unique_ptr<Recording> forward_loop_, backward_loop_;
+  const float* forward_for_ = nullptr;   // the y forward_loop_ writes
+  const float* backward_for_ = nullptr;  // the dy backward_loop_ reads
 };
 
 // The last time step of a sequence: [N, T, C] -> [N, C] (many-to-one classification).

@@ -2,8 +2,11 @@
 // cudaMalloc (256-byte aligned, more than the 64 the Device contract promises).
 #include <nvtx3/nvToolsExt.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda_check.hpp"
@@ -88,6 +91,20 @@ class EventTimeline final : public Timeline {
   size_t used_ = 0;
 };
 
+// A captured CUDA graph, launched on the stream it was captured from.
+class GraphRecording final : public Recording {
+ public:
+  GraphRecording(cudaGraphExec_t exec, cudaStream_t stream) : exec_(exec), stream_(stream) {}
+  ~GraphRecording() override { cudaGraphExecDestroy(exec_); }
+  GraphRecording(const GraphRecording&) = delete;
+  GraphRecording& operator=(const GraphRecording&) = delete;
+  void run() override { HPDL_CUDA_CHECK(cudaGraphLaunch(exec_, stream_)); }
+
+ private:
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+};
+
 std::string describe(int ordinal) {
   cudaDeviceProp p{};
   HPDL_CUDA_CHECK(cudaGetDeviceProperties(&p, ordinal));
@@ -122,6 +139,29 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   HPDL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   HPDL_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
   timeline_ = std::make_unique<EventTimeline>(stream_);
+  const char* graphs = std::getenv("HPDL_CUDA_GRAPHS");
+  graphs_ = !(graphs && std::string(graphs) == "0");
+}
+
+std::unique_ptr<Recording> CudaDevice::record(std::function<void()> work) {
+  if (!graphs_) return Device::record(std::move(work));
+  // Only this thread's calls are captured (another thread's copies must not end the
+  // capture); a failure inside the work ends it before the error goes on.
+  HPDL_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  cudaGraph_t graph = nullptr;
+  try {
+    work();
+  } catch (...) {
+    if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    throw;
+  }
+  HPDL_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  HPDL_CUDA_CHECK(rc);
+  return std::make_unique<GraphRecording>(exec, stream_);
 }
 
 CudaDevice::~CudaDevice() {

@@ -40,6 +40,8 @@ class CudaDevice final : public Device {
   std::unique_ptr<DeviceEvent> make_event() override;
   void synchronize() override;
   Timeline& timeline() override { return *timeline_; }
+  // A CUDA graph captured from the stream; HPDL_CUDA_GRAPHS=0 calls the work again instead.
+  std::unique_ptr<Recording> record(std::function<void()> work) override;
   // NVTX ranges (Nsight Systems shows them on the timeline, named after the layers).
   void range_push(const char* name) override;
   void range_pop() override;
@@ -53,6 +55,7 @@ class CudaDevice final : public Device {
   cudaStream_t stream_ = nullptr;
   cudaStream_t copy_stream_ = nullptr;  // downloads that overlap the compute stream
   std::unique_ptr<Timeline> timeline_;
+  bool graphs_ = true;  // record() captures CUDA graphs
 };
 
 // T[n] in a device's memory, or in its transfer memory on the host (page-locked on a GPU),
