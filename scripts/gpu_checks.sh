@@ -8,7 +8,8 @@
 # six) picks some: machine cuda_tests sync_ranks har_gpu_cpu time_tables bench_gpu;
 # har_gpu_cpu trains HAR 2x2 on the GPU and on the CPU (losses within 1 %); time_tables is
 # hpdl's per-layer tables of LeNet, AlexNet and HAR 2x2 h128 on the GPU (hpdl time
-# --overhead), and HAR's step without CUDA graphs (HPDL_CUDA_GRAPHS=0) beside it.
+# --overhead), and HAR's step beside it with its LSTM loops as CUDA graphs of their steps
+# (HPDL_CUDA_LSTM_SEQUENCE=0) and launched step by step (HPDL_CUDA_GRAPHS=0 as well).
 # Usage: [STEPS="..."] scripts/gpu_checks.sh LOGDIR [EPOCHS]   (EPOCHS for bench_gpu.sh, default 3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -70,9 +71,12 @@ time_tables() {
       --overhead &&
     build/hpdl time inputs/har_2x2.toml --synthetic --set model.layers.1.hidden=128 "${gpu[@]}" -n 20 \
       --warmup 3 --overhead &&
-    echo "without CUDA graphs (HPDL_CUDA_GRAPHS=0):" &&
-    HPDL_CUDA_GRAPHS=0 build/hpdl time inputs/har_2x2.toml --synthetic --set model.layers.1.hidden=128 \
-      "${gpu[@]}" -n 20 --warmup 3 --no-ceilings | grep -E '^(res|loss)'
+    for off in HPDL_CUDA_LSTM_SEQUENCE "HPDL_CUDA_LSTM_SEQUENCE HPDL_CUDA_GRAPHS"; do
+      echo "with ${off// /=0 }=0:"
+      env $(printf '%s=0 ' $off) build/hpdl time inputs/har_2x2.toml --synthetic \
+        --set model.layers.1.hidden=128 "${gpu[@]}" -n 20 --warmup 3 --no-ceilings |
+        grep -E '^(res|loss)' || return 1
+    done
 }
 
 export -f machine sync_ranks har_gpu_cpu time_tables

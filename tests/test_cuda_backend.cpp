@@ -12,6 +12,7 @@
 #include "hpdl/core/buffer.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "hpdl/nn/recurrent.hpp"
 #include "random_values.hpp"
 
 namespace hpdl {
@@ -223,6 +224,32 @@ TEST_F(CudaParity, VectorOps) {
                   o.dcasgd(m, DcAsgdStep{0.1f, 0.04f, 2.0f, 1e-7f, false}, p[0], p[1], p[2], p[3]);
                   o.dcasgd(m, DcAsgdStep{0.1f, 0.04f, 2.0f, 1e-7f, true}, p[0], p[1], p[2], p[3]);
                 });
+}
+
+// The LSTM layer forward and backward, both directions: at hidden 32 the CUDA backend runs
+// each time loop as one kernel (forward_sequence, backward_sequence); at hidden 300, more
+// than those take, as a recorded CUDA graph of its steps. Outputs and every gradient
+// against the reference backend's step-by-step loops.
+TEST_F(CudaParity, LstmLayerOverWholeSequences) {
+  for (const int64_t H : {32, 300})
+    for (const bool reverse : {false, true}) {
+      const int64_t N = 3, T = 5, C = 4, G = 4 * H;
+      SCOPED_TRACE("hidden " + std::to_string(H) + (reverse ? ", reversed" : ""));
+      // x, wx, wh, b, y, dy, dx, dwx, dwh, db
+      expect_parity(
+          {random(N * T * C, 1), random(G * C, 2), random(G * H, 3), random(G, 4),
+           std::vector<float>(N * T * H), random(N * T * H, 5), std::vector<float>(N * T * C),
+           std::vector<float>(G * C), std::vector<float>(G * H), std::vector<float>(G)},
+          [&](KernelFactory& k, const std::vector<float*>& p) {
+            Lstm lstm(H, 1.0f, reverse);
+            lstm.setup(Shape{{N, T, C}});
+            lstm.bind({{p[1], size_t(G * C)}, {p[2], size_t(G * H)}, {p[3], size_t(G)}},
+                      {{p[7], size_t(G * C)}, {p[8], size_t(G * H)}, {p[9], size_t(G)}}, k);
+            const Pass pass;
+            lstm.forward(p[0], p[4], pass);
+            lstm.backward(p[0], p[4], p[5], p[6], pass);
+          });
+    }
 }
 
 // A recording (a CUDA graph captured from the stream) enqueues nothing when it is made and

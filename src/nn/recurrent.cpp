@@ -1,9 +1,10 @@
 // LSTM and last-step layers. The LSTM runs the input projection for all steps as one
 // matrix product, then one small recurrent product and one fused gate kernel per step;
 // backward runs the steps in reverse with one small product per step for dh, and takes
-// the Wh, Wx and b gradients in one product each over all steps at the end. Each time loop
-// is recorded once and run as one (on a GPU, a CUDA graph: 128 steps are 384 small
-// kernels, which launched one by one leave the GPU waiting on launches).
+// the Wh, Wx and b gradients in one product each over all steps at the end. A backend may
+// run a whole time loop in one call (the CUDA backend: one kernel); otherwise each loop is
+// recorded once and run as one (on a GPU, a CUDA graph: 128 steps are 384 small kernels,
+// which launched one by one leave the GPU waiting on launches).
 // N batch, T steps, C inputs, H hidden, G = 4H.
 #include "hpdl/nn/recurrent.hpp"
 
@@ -52,6 +53,9 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
 
 void Lstm::forward(const float* x, float* y, const Pass&) {
   input_->forward(x, wx_.data(), b_.data(), pre_.data());
+  if (cell_->forward_sequence(steps_, reverse_, pre_.data(), wh_.data(), gates_.data(),
+                              cells_.data(), tanh_cells_.data(), hiddens_.data(), y))
+    return;
   if (!forward_loop_ || forward_for_ != y) {
     forward_loop_ = device_->record([this, y] { forward_steps(y); });
     forward_for_ = y;
@@ -79,13 +83,16 @@ void Lstm::forward_steps(float* y) {
 
 void Lstm::backward(const float* x, const float*, const float* dy, float* dx, const Pass&) {
   const int64_t N = batch_;
-  dh_.zero();
-  dc_.zero();
-  if (!backward_loop_ || backward_for_ != dy) {
-    backward_loop_ = device_->record([this, dy] { backward_steps(dy); });
-    backward_for_ = dy;
+  if (!cell_->backward_sequence(steps_, reverse_, wh_.data(), gates_.data(), cells_.data(),
+                                tanh_cells_.data(), dy, dpre_.data(), pre_.data())) {
+    dh_.zero();
+    dc_.zero();
+    if (!backward_loop_ || backward_for_ != dy) {
+      backward_loop_ = device_->record([this, dy] { backward_steps(dy); });
+      backward_for_ = dy;
+    }
+    backward_loop_->run();
   }
-  backward_loop_->run();
   // dWh = sum over s >= 1 of dpre_s^T h_{s-1}: one product over all steps.
   if (recurrent_all_) {
     recurrent_all_->backward(hiddens_.data(), wh_.data(), dpre_.data() + N * 4 * hidden_, nullptr,

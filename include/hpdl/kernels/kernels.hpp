@@ -191,6 +191,24 @@ class LstmCellKernel {
   virtual void backward(const float* gates, const float* tanh_c, const float* c_prev,
                         const float* dy, int64_t ld_dy, const float* dh, float* dc, float* d_step,
                         float* d_seq, int64_t ld_seq, int64_t ahead) = 0;
+
+  // All T steps at once, recurrent products included, where a backend has that (a GPU: one
+  // kernel, each sample's steps in one thread block); false where it has not, and the
+  // layer runs the steps itself (a product and the cell per step). Step s of the
+  // processing order is sequence step t = reverse ? T-1-s : s. pre [N*T, G] and y, dy
+  // [N*T, H] by sequence step (row n*T + t); wh [G, H]; gates, d_step [T, N, G] and c,
+  // tanh_c, h [T, N, H] by processing step; d_seq [N*T, G] like pre. h_{-1} = c_{-1} = 0.
+  virtual bool forward_sequence(int64_t /*T*/, bool /*reverse*/, const float* /*pre*/,
+                                const float* /*wh*/, float* /*gates*/, float* /*c*/,
+                                float* /*tanh_c*/, float* /*h*/, float* /*y*/) {
+    return false;
+  }
+  virtual bool backward_sequence(int64_t /*T*/, bool /*reverse*/, const float* /*wh*/,
+                                 const float* /*gates*/, const float* /*c*/,
+                                 const float* /*tanh_c*/, const float* /*dy*/, float* /*d_step*/,
+                                 float* /*d_seq*/) {
+    return false;
+  }
 };
 
 // Per-sample normalisation of [N, M] to zero mean and unit variance, then one learned

@@ -4,6 +4,8 @@
 // device_math.hpp (the same functions the host tests check). Everything is enqueued on the
 // device's stream; the loss value is the one number a step reads back.
 // N batch, O outputs/channels, I inputs, K classes or kernel size, H hidden units, G = 4H.
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "../device_math.hpp"
@@ -14,6 +16,7 @@
 #include "cuda_vector_ops.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "layer_kernels.cuh"
+#include "lstm_sequence.cuh"
 
 namespace hpdl::cuda {
 namespace {
@@ -206,7 +209,11 @@ class CudaDropout final : public DropoutKernel {
 
 class CudaLstmCell final : public LstmCellKernel {
  public:
-  CudaLstmCell(Context ctx, const LstmCellDims& d) : ctx_(ctx), d_(d) {}
+  // HPDL_CUDA_LSTM_SEQUENCE=0 leaves the steps to the layer (a measurement switch).
+  CudaLstmCell(Context ctx, const LstmCellDims& d) : ctx_(ctx), d_(d) {
+    const char* env = std::getenv("HPDL_CUDA_LSTM_SEQUENCE");
+    sequence_ = d.hidden <= kMaxSequenceHidden && !(env && std::string(env) == "0");
+  }
   void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
                float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
                int64_t /*ahead: the GPU hides latency by its threads*/) override {
@@ -219,10 +226,32 @@ class CudaLstmCell final : public LstmCellKernel {
     HPDL_LAUNCH(lstm_backward, blocks_for(d_.batch * d_.hidden), d_.batch, d_.hidden, gates, tanh_c,
                 c_prev, dy, ld_dy, dh, dc, d_step, d_seq, ld_seq);
   }
+  bool forward_sequence(int64_t T, bool reverse, const float* pre, const float* wh, float* gates,
+                        float* c, float* tanh_c, float* h, float* y) override {
+    if (!sequence_) return false;
+    const int64_t H = d_.hidden, G = 4 * H;
+    lstm_sequence_forward<<<static_cast<unsigned>(d_.batch), static_cast<unsigned>(G),
+                            (2 * H + G) * sizeof(float), ctx_.stream()>>>(
+        d_.batch, T, H, reverse, pre, wh, gates, c, tanh_c, h, y);
+    HPDL_CUDA_LAUNCHED();
+    return true;
+  }
+  bool backward_sequence(int64_t T, bool reverse, const float* wh, const float* gates,
+                         const float* c, const float* tanh_c, const float* dy, float* d_step,
+                         float* d_seq) override {
+    if (!sequence_) return false;
+    const int64_t H = d_.hidden, G = 4 * H;
+    lstm_sequence_backward<<<static_cast<unsigned>(d_.batch), static_cast<unsigned>(H),
+                             (3 * H + G) * sizeof(float), ctx_.stream()>>>(
+        d_.batch, T, H, reverse, wh, gates, c, tanh_c, dy, d_step, d_seq);
+    HPDL_CUDA_LAUNCHED();
+    return true;
+  }
 
  private:
   Context ctx_;
   LstmCellDims d_;
+  bool sequence_;  // forward_sequence and backward_sequence run
 };
 
 class CudaScalarNorm final : public ScalarNormKernel {
