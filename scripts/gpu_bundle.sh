@@ -8,9 +8,10 @@
 #          the C and C++ runtimes and CUDA's own libraries, which the GPU machine has).
 #   unpack (there, as root, from the repository root): puts build/ and data/ here, adds the
 #          libraries and OpenMPI at their Debian paths without overwriting a file the machine
-#          already has, converts the data (scripts/prepare_data.sh), and links /work/main to this folder when they differ (CTest's files
-#          name build/ by its absolute path). Then: source .gpu/env.sh (CUDA's libraries on
-#          LD_LIBRARY_PATH, OpenMPI's root permission).
+#          already has, converts the data (scripts/prepare_data.sh), and links /work/main to
+#          this folder when they differ (CTest's files name build/ by its absolute path).
+#          Then: source .gpu/env.sh (CUDA's libraries on LD_LIBRARY_PATH, OpenMPI's root
+#          permission); scripts/gpu_checks.sh does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}

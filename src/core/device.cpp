@@ -52,11 +52,7 @@ class HostDevice final : public Device {
   HostTimeline timeline_;
 };
 
-}  // namespace
-
-void* Device::allocate_host(size_t bytes) { return host_device().allocate(bytes); }
-
-namespace {
+// The CPU backends' recording: the work itself, called again.
 class CallAgain final : public Recording {
  public:
   explicit CallAgain(std::function<void()> work) : work_(std::move(work)) {}
@@ -65,7 +61,10 @@ class CallAgain final : public Recording {
  private:
   std::function<void()> work_;
 };
+
 }  // namespace
+
+void* Device::allocate_host(size_t bytes) { return host_device().allocate(bytes); }
 
 void Device::release_host(void* p) { host_device().release(p); }
 
