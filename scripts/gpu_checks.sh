@@ -13,7 +13,16 @@
 # Usage: [STEPS="..."] scripts/gpu_checks.sh LOGDIR [EPOCHS]   (EPOCHS for bench_gpu.sh, default 3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-logs=${1:?usage: gpu_checks.sh LOGDIR [EPOCHS]} epochs=${2:-3}
+[ $# -ge 1 ] || { echo "gpu_checks: usage: gpu_checks.sh LOGDIR [EPOCHS]" >&2; exit 2; }
+logs=$1 epochs=${2:-3}
+[ -f .gpu/env.sh ] ||
+  { echo "gpu_checks: no .gpu/env.sh (scripts/gpu_bundle.sh pack here, unpack there)" >&2; exit 2; }
+for s in ${STEPS:-}; do
+  case $s in
+    machine | cuda_tests | sync_ranks | har_gpu_cpu | time_tables | bench_gpu) ;;
+    *) echo "gpu_checks: unknown step '$s' (machine cuda_tests sync_ranks har_gpu_cpu time_tables bench_gpu)" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$logs"
 # shellcheck source=/dev/null
 source .gpu/env.sh
@@ -88,7 +97,6 @@ for s in ${STEPS:-machine cuda_tests sync_ranks har_gpu_cpu time_tables bench_gp
     har_gpu_cpu) step har_gpu_cpu 120 bash -c har_gpu_cpu ;;
     time_tables) step time_tables 120 bash -c time_tables ;;
     bench_gpu) step bench_gpu 240 profiling/bench_gpu.sh "$epochs" ;;
-    *) echo "gpu_checks: unknown step '$s'" >&2; exit 2 ;;
   esac
 done
 echo "gpu_checks: $failed step(s) failed"
