@@ -17,11 +17,10 @@ cd "$(dirname "$0")/.."
 logs=$1 epochs=${2:-3}
 [ -f .gpu/env.sh ] ||
   { echo "gpu_checks: no .gpu/env.sh (scripts/gpu_bundle.sh pack here, unpack there)" >&2; exit 2; }
-for s in ${STEPS:-}; do
-  case $s in
-    machine | cuda_tests | sync_ranks | har_gpu_cpu | time_tables | bench_gpu) ;;
-    *) echo "gpu_checks: unknown step '$s' (machine cuda_tests sync_ranks har_gpu_cpu time_tables bench_gpu)" >&2; exit 2 ;;
-  esac
+all_steps="machine cuda_tests sync_ranks har_gpu_cpu time_tables bench_gpu"
+steps=${STEPS:-$all_steps}
+for s in $steps; do
+  [[ " $all_steps " == *" $s "* ]] || { echo "gpu_checks: unknown step '$s' ($all_steps)" >&2; exit 2; }
 done
 mkdir -p "$logs"
 # shellcheck source=/dev/null
@@ -89,7 +88,7 @@ time_tables() {
 }
 
 export -f machine sync_ranks har_gpu_cpu time_tables
-for s in ${STEPS:-machine cuda_tests sync_ranks har_gpu_cpu time_tables bench_gpu}; do
+for s in $steps; do
   case $s in
     machine) step machine 60 bash -c machine ;;
     cuda_tests) step cuda_tests 150 bash -c 'cd build && ctest -R "Cuda|gpu" --output-on-failure --timeout 100' ;;

@@ -82,7 +82,7 @@ void Lstm::forward_steps(float* y) {
 }
 
 void Lstm::backward(const float* x, const float*, const float* dy, float* dx, const Pass&) {
-  const int64_t N = batch_;
+  const int64_t N = batch_, G = 4 * hidden_;
   if (!cell_->backward_sequence(steps_, reverse_, wh_.data(), gates_.data(), cells_.data(),
                                 tanh_cells_.data(), dy, dpre_.data(), pre_.data())) {
     dh_.zero();
@@ -95,7 +95,7 @@ void Lstm::backward(const float* x, const float*, const float* dy, float* dx, co
   }
   // dWh = sum over s >= 1 of dpre_s^T h_{s-1}: one product over all steps.
   if (recurrent_all_) {
-    recurrent_all_->backward(hiddens_.data(), wh_.data(), dpre_.data() + N * 4 * hidden_, nullptr,
+    recurrent_all_->backward(hiddens_.data(), wh_.data(), dpre_.data() + N * G, nullptr,
                              dwh_.data(), nullptr);
   }
   input_->backward(x, wx_.data(), pre_.data(), dx, dwx_.data(), db_.data());

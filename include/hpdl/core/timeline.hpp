@@ -16,8 +16,8 @@ class Timeline {
   virtual int64_t mark() = 0;
   // In place: each of the n marks becomes its steady-clock time in nanoseconds.
   virtual void resolve(int64_t* marks, int64_t n) = 0;
-  // Waits until the work before the last mark's point has run (a GPU's stream has drained),
-  // so a host clock read next covers it: every profiled step ends so, recorded or not.
+  // Waits until all work enqueued so far has run (a GPU's stream has drained), so a host
+  // clock read next covers it: every profiled step ends so, recorded or not.
   virtual void finish() = 0;
 };
 

@@ -95,7 +95,8 @@ class Profiler {
 };
 
 // Records the backend's work between construction and destruction (two timeline marks)
-// under `name` when p is non-null and recording: layers' forward and backward.
+// under `name` when p is non-null and recording: layers' forward and backward, the loss,
+// the update.
 class DeviceScope {
  public:
   DeviceScope(Profiler* p, int32_t name)

@@ -2,7 +2,6 @@
 // cudaMalloc (256-byte aligned, more than the 64 the Device contract promises).
 #include <nvtx3/nvToolsExt.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -139,8 +138,7 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   HPDL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   HPDL_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
   timeline_ = std::make_unique<EventTimeline>(stream_);
-  const char* graphs = std::getenv("HPDL_CUDA_GRAPHS");
-  graphs_ = !(graphs && std::string(graphs) == "0");
+  graphs_ = switched_on("HPDL_CUDA_GRAPHS");
 }
 
 std::unique_ptr<Recording> CudaDevice::record(std::function<void()> work) {

@@ -6,11 +6,19 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "hpdl/core/device.hpp"
 
 namespace hpdl::cuda {
+
+// A measurement switch of the backend (HPDL_CUDA_GRAPHS, HPDL_CUDA_LSTM_SEQUENCE): on unless
+// the environment sets it to 0.
+inline bool switched_on(const char* variable) {
+  const char* value = std::getenv(variable);
+  return !(value && std::string(value) == "0");
+}
 
 // Usable CUDA devices; 0 with the runtime's reason in *why (no driver, no GPU).
 int device_count(std::string* why);

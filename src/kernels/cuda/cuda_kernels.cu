@@ -4,8 +4,6 @@
 // device_math.hpp (the same functions the host tests check). Everything is enqueued on the
 // device's stream; the loss value is the one number a step reads back.
 // N batch, O outputs/channels, I inputs, K classes or kernel size, H hidden units, G = 4H.
-#include <cstdlib>
-#include <string>
 #include <vector>
 
 #include "../device_math.hpp"
@@ -211,8 +209,7 @@ class CudaLstmCell final : public LstmCellKernel {
  public:
   // HPDL_CUDA_LSTM_SEQUENCE=0 leaves the steps to the layer (a measurement switch).
   CudaLstmCell(Context ctx, const LstmCellDims& d) : ctx_(ctx), d_(d) {
-    const char* env = std::getenv("HPDL_CUDA_LSTM_SEQUENCE");
-    sequence_ = d.hidden <= kMaxSequenceHidden && !(env && std::string(env) == "0");
+    sequence_ = d.hidden <= kMaxSequenceHidden && switched_on("HPDL_CUDA_LSTM_SEQUENCE");
   }
   void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
                float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
