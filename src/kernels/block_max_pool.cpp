@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "aligned_floats.hpp"
 #include "hpdl/core/error.hpp"
 #include "tiled_max_pool.hpp"
 
@@ -179,7 +180,7 @@ class BlockMaxPool final : public MaxPoolKernel {
   int64_t n_, c_, h_, w_, oh_, ow_, k_, bi_, bo_;
   bool relu_;                  // PoolDims::relu
   std::vector<int32_t> code_;  // each output's place in its window, in the input's blocks
-  std::vector<float> stage_;   // outputs (dy) in the input's blocks, when the output's differ
+  AlignedFloats stage_;        // outputs (dy) in the input's blocks, when the output's differ
 };
 
 }  // namespace

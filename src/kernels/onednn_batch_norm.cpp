@@ -96,7 +96,7 @@ class DnnlBatchNorm final : public BatchNormKernel {
  private:
   BatchNormDims d_;
   // oneDNN 2.6's backward asks for the shift argument although the math does not read it.
-  std::vector<float> dgamma_, dbeta_, unused_shift_, dx_scratch_;
+  AlignedFloats dgamma_, dbeta_, unused_shift_, dx_scratch_;
   Step train_, infer_, bwd_;
 };
 

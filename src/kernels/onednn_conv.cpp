@@ -179,7 +179,7 @@ class DnnlConv final : public ConvKernel {
   Step fwd_, bwd_data_, bwd_w_;
   Relayout x_fwd_, w_fwd_, y_fwd_, dy_data_, w_data_, dx_data_, x_w_, dy_w_, dw_w_;
   bool x_shared_ = false, dy_shared_ = false;
-  std::vector<float> dw_scratch_, db_scratch_;
+  AlignedFloats dw_scratch_, db_scratch_;
 };
 
 }  // namespace

@@ -124,7 +124,7 @@ class DnnlMaxPool final : public MaxPoolKernel {
 
  private:
   Step fwd_, bwd_;
-  std::vector<float> workspace_;  // argmax positions written by forward, read by backward
+  AlignedFloats workspace_;  // argmax positions written by forward, read by backward
 };
 
 class DnnlActivation final : public ActivationKernel {

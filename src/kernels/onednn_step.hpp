@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "aligned_floats.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
 
@@ -87,7 +88,7 @@ class Step {
   dnnl::primitive prim_;
   int threads_ = 0;
   std::unordered_map<int, memory> args_;
-  std::vector<float> scratch_;
+  AlignedFloats scratch_;
 };
 
 template <typename P>
@@ -136,7 +137,7 @@ class Relayout {
  private:
   bool same_ = true;
   Step reorder_;
-  std::vector<float> buffer_;
+  AlignedFloats buffer_;
 };
 
 // Turns a oneDNN failure during kernel construction into an hpdl::Error naming the kernel.
