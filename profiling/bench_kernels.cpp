@@ -148,11 +148,14 @@ double timed(benchmark::State& state, F&& pass) {
 }
 
 // Max pooling alone, each direction (args: backend 0 reference / 1 onednn, 0 forward /
-// 1 backward): forward reads x and writes y (and the argmax it keeps), backward reads dy
-// and the argmax and writes dx. LeNet's pool1 at batch 128.
+// 1 backward, channel block: 1 plain NCHW, 20 NHWC with the fused ReLU as LeNet's pool1
+// runs): forward reads x and writes y (and the argmax it keeps), backward reads dy and the
+// argmax and writes dx. LeNet's pool1 at batch 128.
 void BM_MaxPoolPass(benchmark::State& state) {
   auto kernels = make_kernel_factory(state.range(0) ? "onednn" : "reference");
-  const PoolDims d{128, 20, 28, 28, 2, 2};
+  PoolDims d{128, 20, 28, 28, 2, 2};
+  d.in_block = d.out_block = state.range(2);
+  d.relu = d.in_block > 1;
   auto k = kernels->max_pool(d);
   const int64_t in = 128 * 20 * 28 * 28, out = in / 4;
   auto x = filled(in), dx = x, y = filled(out);
@@ -167,10 +170,12 @@ void BM_MaxPoolPass(benchmark::State& state) {
   report_vs_copy(state, backward ? 4 * (out + out + in) : 4 * (in + out + out), s);
 }
 BENCHMARK(BM_MaxPoolPass)
-    ->Args({1, 0})
-    ->Args({1, 1})
-    ->Args({0, 0})
-    ->Args({0, 1})
+    ->Args({1, 0, 1})
+    ->Args({1, 1, 1})
+    ->Args({1, 0, 20})
+    ->Args({1, 1, 20})
+    ->Args({0, 0, 1})
+    ->Args({0, 1, 1})
     ->Unit(benchmark::kMicrosecond);
 
 // Dropout (keep 0.5) each direction (args: samples, elements a sample, 0 forward /

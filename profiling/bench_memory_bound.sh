@@ -21,8 +21,9 @@ echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), 1 thread; medians of $reps r
 /usr/bin/python3 - "$json" <<'PY'
 import json, sys
 names = {
-    "BM_MaxPoolPass/1/0": "max-pool forward, oneDNN backend", "BM_MaxPoolPass/1/1": "max-pool backward, oneDNN backend",
-    "BM_MaxPoolPass/0/0": "max-pool forward, reference", "BM_MaxPoolPass/0/1": "max-pool backward, reference",
+    "BM_MaxPoolPass/1/0/1": "max-pool forward, oneDNN backend, NCHW", "BM_MaxPoolPass/1/1/1": "max-pool backward, oneDNN backend, NCHW",
+    "BM_MaxPoolPass/1/0/20": "max-pool forward, oneDNN backend, NHWC", "BM_MaxPoolPass/1/1/20": "max-pool backward, oneDNN backend, NHWC",
+    "BM_MaxPoolPass/0/0/1": "max-pool forward, reference", "BM_MaxPoolPass/0/1/1": "max-pool backward, reference",
     "BM_DropoutPass/128/500/0": "dropout forward, 128 x 500", "BM_DropoutPass/128/500/1": "dropout backward, 128 x 500",
     "BM_DropoutPass/100/1152/0": "dropout forward, 100 x 128 x 9", "BM_DropoutPass/100/1152/1": "dropout backward, 100 x 128 x 9",
     "BM_SgdUpdate/55050": "SGD update, 55050 parameters", "BM_SgdUpdate/1256080": "SGD update, 1256080 parameters",

@@ -67,7 +67,8 @@ TEST_P(BlockPool, EqualsThePlainPoolInEveryPairOfBlocks) {
   int64_t zeroed = 0;
   for (const float v : y) zeroed += v == 0;
   EXPECT_GT(zeroed, 0) << "the inputs must hold windows whose maximum is <= 0";
-  const std::vector<int64_t> blocks = {1, 8, C};  // plain, oneDNN's blocks of 8, NHWC
+  std::vector<int64_t> blocks = {1, C};  // plain, NHWC, and oneDNN's blocks of 8 where whole
+  if (C % 8 == 0 && C != 8) blocks.push_back(8);
   for (const int64_t bi : blocks)
     for (const int64_t bo : blocks) {
       if (bi == 1 && bo == 1) continue;
@@ -86,6 +87,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BlockPool,
                          ::testing::Values(BlockCase{Shape{{3, 16, 8, 8}}, 2, true},
                                            BlockCase{Shape{{3, 16, 8, 8}}, 2, false},
                                            BlockCase{Shape{{2, 24, 7, 9}}, 2, true},  // odd
+                                           // channel runs (over_channels): 16 and an
+                                           // overlapping last one, 8 and one, one at a time
+                                           BlockCase{Shape{{2, 20, 6, 6}}, 2, true},
+                                           BlockCase{Shape{{2, 40, 4, 5}}, 2, false},
+                                           BlockCase{Shape{{2, 12, 6, 6}}, 2, true},
+                                           BlockCase{Shape{{2, 4, 6, 7}}, 2, false},
                                            BlockCase{Shape{{2, 8, 10, 11}}, 3, true},
                                            BlockCase{Shape{{2, 8, 10, 11}}, 3, false}));
 

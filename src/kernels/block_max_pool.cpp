@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "aligned_floats.hpp"
@@ -56,11 +57,12 @@ class BlockMaxPool final : public MaxPoolKernel {
           const int64_t in0 = n * per_in + block_offset(bi_, h_, w_, cb * bi_, oh * k_, 0);
           const int64_t out0 = block_offset(bi_, oh_, ow_, cb * bi_, oh, 0);
           int32_t* code = code_.data() + n * per_out + out0;
-          if (k_ == 2)
-            row_2x2(x + in0, ys + out0, code);
-          else
+          if (k_ == 2) {
+            row_2x2(x + in0, ys + out0, code);  // applies the ReLU itself
+          } else {
             row(x + in0, ys + out0, code);
-          if (relu_) relu_row(ys + out0, code);  // the row's outputs are still in L1
+            if (relu_) relu_row(ys + out0, code);  // the row's outputs are still in L1
+          }
         }
       if (bi_ != bo_) convert_blocks(ys, bi_, y + n * per_out, bo_, c_, oh_ * ow_);
     }
@@ -116,22 +118,45 @@ class BlockMaxPool final : public MaxPoolKernel {
       }
   }
 
-  // K = 2 unrolled as selects over a row of OW x B contiguous channels: the compiler's
-  // vector compares and blends.
+  // K = 2 unrolled as selects over a row of OW x B contiguous channels, in vectors of a fixed
+  // width (below), the fused ReLU applied before the stores (a second pass reading them back
+  // stalled on the overlapping runs' stores).
   void row_2x2(const float* __restrict x, float* __restrict y, int32_t* __restrict code) const {
     const int64_t B = bi_, WB = w_ * bi_;
-    for (int64_t ow = 0; ow < ow_; ++ow) {
-      const float* __restrict r0 = x + ow * 2 * B;
-      const float* __restrict r1 = r0 + WB;
-      float* __restrict yo = y + ow * B;
-      int32_t* __restrict co = code + ow * B;
-      for (int64_t j = 0; j < B; ++j) {
-        const float a = r0[j], b = r0[B + j], c = r1[j], d = r1[B + j];
-        const float m0 = std::max(a, b), m1 = std::max(c, d);  // the first of equals
-        const int32_t i0 = int32_t(a < b), i1 = 2 + int32_t(c < d), later = int32_t(m0 < m1);
-        yo[j] = std::max(m0, m1);
-        co[j] = i0 + later * (i1 - i0);
-      }
+    const bool relu = relu_;
+    for (int64_t ow = 0; ow < ow_; ++ow)
+      over_channels(B, [&](auto width, int64_t j0) {
+        const float* __restrict r0 = x + ow * 2 * B + j0;
+        const float* __restrict r1 = r0 + WB;
+        float* __restrict yo = y + ow * B + j0;
+        int32_t* __restrict co = code + ow * B + j0;
+        for (int64_t j = 0; j < decltype(width)::value; ++j) {
+          const float a = r0[j], b = r0[B + j], c = r1[j], d = r1[B + j];
+          const float m0 = std::max(a, b), m1 = std::max(c, d);  // the first of equals
+          const int32_t i0 = int32_t(a < b), i1 = 2 + int32_t(c < d), later = int32_t(m0 < m1);
+          const float m = std::max(m0, m1);
+          const bool keep = !relu || m > 0;  // the fused ReLU, as relu_row
+          yo[j] = keep ? m : 0.0f;
+          co[j] = keep ? i0 + later * (i1 - i0) : -1;
+        }
+      });
+  }
+
+  // Calls f(width, j0) over a block's B channels in runs of a width fixed at compile time
+  // (std::integral_constant: the compiler's vector compares and blends, no scalar tail):
+  // runs of 16, then one more ending at B that overlaps the last (it writes the same values
+  // again); 8 for blocks of 8 to 15; one channel at a time below 8.
+  template <typename F>
+  static void over_channels(int64_t B, F&& f) {
+    if (B >= 16) {
+      int64_t j0 = 0;
+      for (; j0 + 16 <= B; j0 += 16) f(std::integral_constant<int64_t, 16>{}, j0);
+      if (j0 < B) f(std::integral_constant<int64_t, 16>{}, B - 16);
+    } else if (B >= 8) {
+      f(std::integral_constant<int64_t, 8>{}, 0);
+      if (B > 8) f(std::integral_constant<int64_t, 8>{}, B - 8);
+    } else {
+      for (int64_t j0 = 0; j0 < B; ++j0) f(std::integral_constant<int64_t, 1>{}, j0);
     }
   }
 
@@ -161,20 +186,19 @@ class BlockMaxPool final : public MaxPoolKernel {
   void row_backward_2x2(const float* __restrict g, const int32_t* __restrict code,
                         float* __restrict dx) const {
     const int64_t B = bi_, WB = w_ * bi_;
-    for (int64_t ow = 0; ow < ow_; ++ow) {
-      float* __restrict r0 = dx + ow * 2 * B;
-      float* __restrict r1 = r0 + WB;
-      const float* __restrict go = g + ow * B;
-      const int32_t* __restrict co = code + ow * B;
-      for (int64_t j = 0; j < B; ++j) {
-        const float v = go[j];
-        const int32_t at = co[j];
-        r0[j] = at == 0 ? v : 0.0f;
-        r0[B + j] = at == 1 ? v : 0.0f;
-        r1[j] = at == 2 ? v : 0.0f;
-        r1[B + j] = at == 3 ? v : 0.0f;
-      }
-    }
+    for (int64_t ow = 0; ow < ow_; ++ow)
+      over_channels(B, [&](auto width, int64_t j0) {
+        constexpr int64_t V = decltype(width)::value;
+        float out[4][V];  // the window's four places
+        for (int64_t j = 0; j < V; ++j)
+          for (int32_t place = 0; place < 4; ++place)
+            out[place][j] = code[ow * B + j0 + j] == place ? g[ow * B + j0 + j] : 0.0f;
+        float* r0 = dx + ow * 2 * B + j0;
+        std::memcpy(r0, out[0], sizeof out[0]);
+        std::memcpy(r0 + B, out[1], sizeof out[1]);
+        std::memcpy(r0 + WB, out[2], sizeof out[2]);
+        std::memcpy(r0 + WB + B, out[3], sizeof out[3]);
+      });
   }
 
   int64_t n_, c_, h_, w_, oh_, ow_, k_, bi_, bo_;
