@@ -1,10 +1,12 @@
 // Branches on a CPU backend run their chains at once, one OpenMP thread each, and join them
 // in branch order: the same HAR-like model (3 groups summed, each a bidirectional pair of
 // LSTMs concatenated) built and run on 2 threads gives exactly what it gives on 1, forward
-// and backward, on both CPU backends; an error thrown inside a branch reaches the caller.
+// and backward, on both CPU backends; an error thrown inside a branch reaches the caller;
+// LSTMs that write their rows straight into the concatenation give what copied rows give.
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -26,13 +28,39 @@ Chain one_layer(std::unique_ptr<Layer> l, const std::string& name) {
   return Chain(std::move(v));
 }
 
+// y = x: a last layer that cannot write into a concatenation's rows (its branch is copied).
+class Copy final : public Layer {
+ public:
+  std::string kind() const override { return "copy"; }
+  LayerWork work(bool) const override { return {}; }
+  Shape setup(const Shape& in) override { return n_ = in.numel(), in; }
+  void bind(std::vector<std::span<float>>, std::vector<std::span<float>>, KernelFactory&) override {
+  }
+  void forward(const float* x, float* y, const Pass&) override { std::copy(x, x + n_, y); }
+  void backward(const float*, const float*, const float* dy, float* dx, const Pass&) override {
+    if (dx) std::copy(dy, dy + n_, dx);
+  }
+
+ private:
+  int64_t n_ = 0;
+};
+
+// An LSTM branch of a bidirectional pair; with `copied`, a Copy after it.
+Chain direction(bool reverse, bool copied) {
+  std::vector<std::unique_ptr<Layer>> v;
+  v.push_back(std::make_unique<Lstm>(4, 1.0f, reverse));
+  v.back()->set_name("cell");
+  if (copied) v.push_back(std::make_unique<Copy>()), v.back()->set_name("copy");
+  return Chain(std::move(v));
+}
+
 // groups x (forward LSTM | reversed LSTM), summed; then last step and a dense layer.
-std::unique_ptr<Model> har_like(const std::string& backend, int groups) {
+std::unique_ptr<Model> har_like(const std::string& backend, int groups, bool copied = false) {
   std::vector<std::pair<std::string, Chain>> sum;
   for (int g = 0; g < groups; ++g) {
     std::vector<std::pair<std::string, Chain>> dirs;
-    dirs.emplace_back("fw", one_layer(std::make_unique<Lstm>(4, 1.0f, false), "cell"));
-    dirs.emplace_back("bw", one_layer(std::make_unique<Lstm>(4, 1.0f, true), "cell"));
+    dirs.emplace_back("fw", direction(false, copied));
+    dirs.emplace_back("bw", direction(true, copied));
     sum.emplace_back(
         "g" + std::to_string(g),
         one_layer(std::make_unique<Branches>(std::move(dirs), Branches::Combine::kConcat), "bi"));
@@ -51,10 +79,10 @@ struct Result {
   std::vector<float> out, grads;
 };
 
-Result run_on(const std::string& backend, int threads) {
+Result run_on(const std::string& backend, int threads, bool copied = false) {
   const int before = omp_get_max_threads();
   omp_set_num_threads(threads);
-  auto m = har_like(backend, 3);
+  auto m = har_like(backend, 3, copied);
   Rng rng(9, 1);
   for (int64_t i = 0; i < m->input_shape().numel(); ++i)
     m->input_host()[i] = float(rng.uniform()) - 0.5f;
@@ -79,6 +107,23 @@ TEST(BranchThreads, TwoThreadsEqualOneBitForBit) {
     ASSERT_EQ(one.grads.size(), two.grads.size());
     for (size_t i = 0; i < one.grads.size(); ++i)
       ASSERT_EQ(one.grads[i], two.grads[i]) << backend << " gradient " << i;
+  }
+}
+
+// Each LSTM writes its rows into the pair's joined output and reads its slice of the output
+// gradient there (no copies: the pair's join moves no bytes); the same model with a copy
+// after each LSTM, which makes the pair copy rows, gives the same numbers bit for bit.
+TEST(BranchThreads, LstmsWrittenIntoTheConcatenationEqualCopiedRows) {
+  for (const std::string backend : {"reference", "onednn"}) {
+    const Result in_place = run_on(backend, 2), copied = run_on(backend, 2, true);
+    EXPECT_EQ(in_place.out, copied.out) << backend;
+    EXPECT_EQ(in_place.grads, copied.grads) << backend;
+    const auto pair_bytes = [&](bool with_copy) {
+      const auto m = har_like(backend, 1, with_copy);
+      const auto& sum = m->layer(0);
+      return sum.work(true).forward.bytes;
+    };
+    EXPECT_LT(pair_bytes(false), pair_bytes(true)) << backend;
   }
 }
 

@@ -78,7 +78,9 @@ class LoopLstmCell final : public LstmCellKernel {
  public:
   // Threads from 8 Ki units a step: the gate loop is short and runs once per step.
   LoopLstmCell(const LstmCellDims& d, bool parallel)
-      : d_(d), parallel_(parallel && d.batch * d.hidden > 8192) {}
+      : d_(d),
+        parallel_(parallel && d.batch * d.hidden > 8192),
+        y_step_(d.row_stride ? d.row_stride : d.hidden) {}
 
   void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
                float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
@@ -88,7 +90,7 @@ class LoopLstmCell final : public LstmCellKernel {
     for (int64_t n = 0; n < N; ++n) {
       if (ahead) {
         read_ahead(pre + n * ld_pre + ahead * G, G);
-        write_ahead(y + n * ld_y + ahead * H, H);
+        write_ahead(y + n * ld_y + ahead * y_step_, H);
       }
       math::lstm_cell_forward(pre + n * ld_pre, rec + n * G, c_prev + n * H, gates + n * G,
                               c + n * H, tanh_c + n * H, h + n * H, y + n * ld_y, H);
@@ -102,7 +104,7 @@ class LoopLstmCell final : public LstmCellKernel {
 #pragma omp parallel for if (parallel_)
     for (int64_t n = 0; n < N; ++n) {
       if (ahead) {
-        read_ahead(dy + n * ld_dy + ahead * H, H);
+        read_ahead(dy + n * ld_dy + ahead * y_step_, H);
         if (d_seq) write_ahead(d_seq + n * ld_seq + ahead * G, G);
       }
       float* d = d_step + n * G;
@@ -126,6 +128,7 @@ class LoopLstmCell final : public LstmCellKernel {
 
   LstmCellDims d_;
   bool parallel_;
+  int64_t y_step_;  // floats between a sample's steps in y and dy
 };
 
 class LoopScalarNorm final : public ScalarNormKernel {

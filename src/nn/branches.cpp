@@ -20,6 +20,7 @@ Shape Branches::setup(const Shape& in) {
   Shape out;
   for (size_t k = 0; k < branches_.size(); ++k) {
     const Shape o = branches_[k].second.setup(in);
+    cols_.push_back(k == 0 ? 0 : cols_.back() + widths_.back());
     widths_.push_back(o.dims.back());
     if (k == 0) {
       out = o;
@@ -50,8 +51,6 @@ std::vector<ParamSpec> Branches::param_specs() const {
 void Branches::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
                     KernelFactory& k) {
   ops_ = &k.ops();
-  if (combine_ == Combine::kConcat)
-    for (int64_t w : widths_) branch_dy_.emplace_back(rows_ * w, k.device());
   for (size_t b = 1; b < branches_.size(); ++b) dx_scratch_.emplace_back(in_numel_, k.device());
   concurrent_ = k.device().host_accessible();
   size_t first = 0;
@@ -61,6 +60,14 @@ void Branches::bind(std::vector<std::span<float>> p, std::vector<std::span<float
     chain.bind({p.begin() + first, p.begin() + first + n},
                {g.begin() + first, g.begin() + first + n}, k);
     first += n;
+  }
+  in_place_.assign(branches_.size(), false);
+  branch_dy_.clear();
+  branch_dy_.resize(branches_.size());
+  if (combine_ != Combine::kConcat) return;
+  for (size_t b = 0; b < branches_.size(); ++b) {
+    in_place_[b] = branches_[b].second.write_output_rows_apart(width_, k);
+    if (!in_place_[b]) branch_dy_[b] = Buffer(rows_ * widths_[b], k.device());
   }
 }
 
@@ -85,8 +92,9 @@ void Branches::each_branch(const std::function<void(size_t)>& f) {
 }
 
 void Branches::forward(const float* x, float* y, const Pass& pass) {
-  each_branch([&](size_t k) { branches_[k].second.forward(x, pass); });
-  int64_t col = 0;
+  each_branch([&](size_t k) {
+    branches_[k].second.forward(x, pass, in_place_[k] ? y + cols_[k] : nullptr);
+  });
   for (size_t k = 0; k < branches_.size(); ++k) {
     const float* o = branches_[k].second.output();
     const int64_t w = widths_[k], n = rows_ * width_;
@@ -95,25 +103,23 @@ void Branches::forward(const float* x, float* y, const Pass& pass) {
         ops_->copy_rows(1, n, o, n, y, n);
       else
         ops_->axpy(n, 1.0f, o, y);
-    } else {
-      ops_->copy_rows(rows_, w, o, w, y + col, width_);
-      col += w;
+    } else if (!in_place_[k]) {
+      ops_->copy_rows(rows_, w, o, w, y + cols_[k], width_);
     }
   }
 }
 
 void Branches::backward(const float* x, const float*, const float* dy, float* dx,
                         const Pass& pass) {
-  if (combine_ == Combine::kConcat) {  // each branch's slice of dy
-    int64_t col = 0;
-    for (size_t k = 0; k < branches_.size(); ++k) {
-      ops_->copy_rows(rows_, widths_[k], dy + col, width_, branch_dy_[k].data(), widths_[k]);
-      col += widths_[k];
-    }
-  }
+  if (combine_ == Combine::kConcat)  // each branch's slice of dy, where not read in place
+    for (size_t k = 0; k < branches_.size(); ++k)
+      if (!in_place_[k])
+        ops_->copy_rows(rows_, widths_[k], dy + cols_[k], width_, branch_dy_[k].data(), widths_[k]);
   each_branch([&](size_t k) {
     // sum: every branch receives the whole gradient
-    const float* dy_k = combine_ == Combine::kConcat ? branch_dy_[k].data() : dy;
+    const float* dy_k = combine_ == Combine::kSum ? dy
+                        : in_place_[k]            ? dy + cols_[k]
+                                                  : branch_dy_[k].data();
     float* target = (!dx || k == 0) ? dx : dx_scratch_[k - 1].data();
     branches_[k].second.backward(x, dy_k, target, pass);
   });

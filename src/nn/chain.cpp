@@ -112,10 +112,22 @@ void Chain::set_profiler(Profiler* p) {
   }
 }
 
-void Chain::forward(const float* x, const Pass& pass) {
+bool Chain::write_output_rows_apart(int64_t stride, KernelFactory& kernels) {
+  if (!layers_.back()->write_rows_apart(stride, kernels)) return false;
+  output_outside_ = true;
+  act_store_.back() = Buffer();
+  return true;
+}
+
+void Chain::forward(const float* x, const Pass& pass, float* out) {
+  HPDL_REQUIRE(output_outside_ == (out != nullptr),
+               "a chain's output buffer is given exactly when its output lives outside it");
   act_[0] = const_cast<float*>(x);  // layers only read their input
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    act_[i + 1] = layers_[i]->is_view() ? act_[i] : act_store_[i + 1].data();
+  const size_t n = layers_.size();
+  for (size_t i = 0; i < n; ++i) {
+    act_[i + 1] = layers_[i]->is_view() ? act_[i]
+                  : i + 1 == n && out   ? out
+                                        : act_store_[i + 1].data();
     DeviceScope timed(profiler_, profiler_ ? fwd_ids_[i] : 0);
     DeviceRange named(*device_, fwd_ranges_[i].c_str());
     layers_[i]->forward(act_[i], act_[i + 1], pass);

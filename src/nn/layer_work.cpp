@@ -132,9 +132,12 @@ LayerWork Branches::work(bool input_grad) const {
   const double in = double(in_numel_);
   if (combine_ == Combine::kSum) {
     w.forward += {(K - 1) * out, F * (K + 1) * out};
-  } else {
-    w.forward += {0, F * 2 * out};
-    w.backward += {0, F * 2 * out};
+  } else {  // the slices copied in and out, but for branches written in place
+    double copied = 0;
+    for (size_t k = 0; k < branches_.size(); ++k)
+      if (k >= in_place_.size() || !in_place_[k]) copied += double(rows_ * widths_[k]);
+    w.forward += {0, F * 2 * copied};
+    w.backward += {0, F * 2 * copied};
   }
   if (input_grad) w.backward += {(K - 1) * in, F * (2 * K - 1) * in};
   return w;

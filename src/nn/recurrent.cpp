@@ -19,6 +19,7 @@ Shape Lstm::setup(const Shape& in) {
   HPDL_REQUIRE(in.rank() == 3,
                "lstm layer '" + name() + "' needs a sequence [N, T, C], got " + in.str());
   batch_ = in[0], steps_ = in[1], in_ = in[2];
+  row_stride_ = hidden_;
   return Shape{{batch_, steps_, hidden_}};
 }
 
@@ -36,7 +37,7 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   input_ = k.dense({N * T, in_, G});
   recurrent_ = k.dense({N, H, G});
   if (T > 1) recurrent_all_ = k.dense({(T - 1) * N, H, G});
-  cell_ = k.lstm_cell({N, H});
+  cell_ = k.lstm_cell({N, H, row_stride_});
   pre_ = Buffer(N * T * G, k.device());
   gates_ = Buffer(T * N * G, k.device());
   cells_ = Buffer(T * N * H, k.device());
@@ -49,6 +50,14 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   dc_ = Buffer(N * H, k.device());
   device_ = &k.device();
   forward_loop_.reset(), backward_loop_.reset();  // they hold the old buffers
+}
+
+bool Lstm::write_rows_apart(int64_t stride, KernelFactory& k) {
+  if (!k.device().host_accessible() || stride < hidden_) return false;
+  row_stride_ = stride;
+  cell_ = k.lstm_cell({batch_, hidden_, row_stride_});
+  forward_loop_.reset(), backward_loop_.reset();
+  return true;
 }
 
 void Lstm::forward(const float* x, float* y, const Pass&) {
@@ -64,7 +73,7 @@ void Lstm::forward(const float* x, float* y, const Pass&) {
 }
 
 void Lstm::forward_steps(float* y) {
-  const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H;
+  const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H, W = row_stride_;
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = step_index(s);
     const float* h_prev = s ? hiddens_.data() + (s - 1) * N * H : zeros_.data();
@@ -77,7 +86,7 @@ void Lstm::forward_steps(float* y) {
     // Sample n's step t is row n * T + t of the [N*T, .] input projection and output.
     const int64_t ahead = s + 1 < T ? step_index(s + 1) - t : 0;
     cell_->forward(pre_.data() + t * G, T * G, rec_.data(), c_prev, gates, cells, tanh_c, hid,
-                   y + t * H, T * H, ahead);
+                   y + t * W, T * W, ahead);
   }
 }
 
@@ -102,7 +111,7 @@ void Lstm::backward(const float* x, const float*, const float* dy, float* dx, co
 }
 
 void Lstm::backward_steps(const float* dy) {
-  const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H;
+  const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H, W = row_stride_;
   for (int64_t s = T - 1; s >= 0; --s) {
     const int64_t t = step_index(s);
     const float* gates = gates_.data() + s * N * G;
@@ -112,7 +121,7 @@ void Lstm::backward_steps(const float* dy) {
     float* dpre_all = pre_.data();                // [N*T, G]: for the input product
     float* dh = dh_.data();
     const int64_t ahead = s > 0 ? step_index(s - 1) - t : 0;
-    cell_->backward(gates, tanh_c, c_prev, dy + t * H, T * H, dh, dc_.data(), dpre_step,
+    cell_->backward(gates, tanh_c, c_prev, dy + t * W, T * W, dh, dc_.data(), dpre_step,
                     dpre_all + t * G, T * G, ahead);
     // dh for step s-1; h_{-1} = 0, so the first step passes nothing further back.
     if (s > 0) recurrent_->backward(nullptr, wh_.data(), dpre_step, dh, nullptr, nullptr);

@@ -172,6 +172,7 @@ class DropoutKernel {
 // `ld` floats apart (they are one step of an [N, T, .] sequence).
 struct LstmCellDims {
   int64_t batch, hidden;
+  int64_t row_stride = 0;  // floats between a sample's steps in y and dy (0: hidden)
 };
 
 class LstmCellKernel {
@@ -181,8 +182,9 @@ class LstmCellKernel {
   // tanh_c = tanh(c); h = y = o tanh_c. pre [N, ld_pre], rec [N, G], c_prev [N, H]; gates
   // [N, G], c, tanh_c, h [N, H], y [N, ld_y]. In both passes `ahead` says where the rows
   // of the next step to be processed lie: +1 or -1 step along the sequence (G floats away
-  // in pre and d_seq, H in y and dy), 0 when there is none; a hint to read them into the cache
-  // while this step computes (their stride is a whole sequence), which a backend may ignore.
+  // in pre and d_seq, the dims' row_stride in y and dy), 0 when there is none; a hint to read them
+  // into the cache while this step computes (their stride is a whole sequence), which a backend may
+  // ignore.
   virtual void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
                        float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
                        int64_t ahead) = 0;

@@ -5,6 +5,9 @@
 // On a CPU backend with more than one OpenMP thread the branches run at once, one thread
 // each (their small per-step products gain nothing from being split further), and are
 // joined in branch order afterwards, so the result equals the branches run one by one.
+// A concatenated branch whose last layer can write its rows into the joined output (an
+// LSTM on a CPU backend: Layer::write_rows_apart) does so, and reads its slice of the
+// output gradient in place: no copy either way.
 #pragma once
 #include <functional>
 #include <string>
@@ -37,12 +40,14 @@ class Branches final : public Layer {
   int64_t rows_ = 0;             // product of all output dims but the last
   int64_t in_numel_ = 0;         // of the input (dx_scratch_'s size, allocated in bind)
   std::vector<int64_t> widths_;  // last-axis width of each branch's output
+  std::vector<int64_t> cols_;    // concat: where each branch's columns start
+  std::vector<bool> in_place_;   // concat: the branch writes into the joined output itself
   int64_t width_ = 0;            // of the joined output
   // Runs f(k) for every branch k: at once on a CPU backend with threads to spare (not inside
   // another parallel region), else in order. An exception from any branch is rethrown.
   void each_branch(const std::function<void(size_t)>& f);
 
-  std::vector<Buffer> branch_dy_;   // concat: each branch's slice of dy, contiguous
+  std::vector<Buffer> branch_dy_;   // concat, not in place: the branch's slice of dy
   std::vector<Buffer> dx_scratch_;  // input gradient of each branch after the first
   VectorOps* ops_ = nullptr;
   bool concurrent_ = false;  // the kernels run on the host (CPU backends)

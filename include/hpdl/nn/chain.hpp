@@ -32,7 +32,12 @@ class Chain {
   void bind(const std::vector<std::span<float>>& p, const std::vector<std::span<float>>& g,
             KernelFactory& kernels);
 
-  void forward(const float* x, const Pass& pass);
+  // After bind, for a concatenation of chains: the last layer writes its output into the
+  // caller's buffer, rows `stride` floats apart (Layer::write_rows_apart), instead of the
+  // chain's own; false where that layer cannot. Then forward takes that buffer as `out`,
+  // output() points into it, and backward's dy has the same row stride.
+  bool write_output_rows_apart(int64_t stride, KernelFactory& kernels);
+  void forward(const float* x, const Pass& pass, float* out = nullptr);
   // dy: gradient of output() (read only); dx: gradient of the input (overwritten; null
   // when not needed). Parameter gradients accumulate. on_layer_done(i) follows layer i.
   void backward(const float* x, const float* dy, float* dx, const Pass& pass,
@@ -62,6 +67,7 @@ class Chain {
   std::vector<Shape> shapes_;  // shapes_[i]: input of layer i; back(): output
   std::vector<size_t> spec_counts_;
   std::vector<Buffer> act_store_, dact_store_;
+  bool output_outside_ = false;  // the output lives in the caller's buffer
   uint64_t estimated_bytes_ = 0;
   std::vector<float*> act_, dact_;  // act_[i]: input of layer i, resolved per call
   std::vector<int64_t> blocks_;     // blocks_[i]: activation i's channel block

@@ -87,6 +87,14 @@ class Layer {
   // [N, C, H, W] as [N, C H W]; dropout's masks and batch-norm's channels follow the index).
   virtual bool keeps_layout() const { return false; }
 
+  // Asked once bound, by a concatenation of the branch chains this layer ends: whether it can
+  // write its output's rows (the last axis) `stride` floats apart, straight into the joined
+  // output, and read its output gradient's rows from the same places. May rebuild kernels.
+  virtual bool write_rows_apart(int64_t stride, KernelFactory& k) {
+    (void)stride, (void)k;
+    return false;
+  }
+
   virtual void forward(const float* x, float* y, const Pass& pass) = 0;
   virtual void backward(const float* x, const float* y, const float* dy, float* dx,
                         const Pass& pass) = 0;

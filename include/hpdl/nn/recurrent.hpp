@@ -26,6 +26,9 @@ class Lstm final : public Layer {
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
             KernelFactory& k) override;
+  // On a CPU backend: the cell writes y and reads dy with rows `stride` apart (the GPU's
+  // whole-sequence kernels keep them H apart).
+  bool write_rows_apart(int64_t stride, KernelFactory& k) override;
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
   // The bias is initialised by the model; this value is added to the forget gate's part.
@@ -39,6 +42,7 @@ class Lstm final : public Layer {
   void backward_steps(const float* dy);
 
   int64_t hidden_, batch_ = 0, steps_ = 0, in_ = 0;
+  int64_t row_stride_ = 0;  // floats between rows of y and dy: H, or wider inside a concat
   float forget_bias_;
   bool reverse_;
   std::span<float> wx_, wh_, b_, dwx_, dwh_, db_;
