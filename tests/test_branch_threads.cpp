@@ -154,4 +154,29 @@ TEST(BranchThreads, AnErrorInABranchReachesTheCaller) {
   omp_set_num_threads(before);
 }
 
+// The same from a branch of a branch (three groups of pairs: the pairs' halves run as tasks).
+TEST(BranchThreads, AnErrorInANestedBranchReachesTheCaller) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  std::vector<std::pair<std::string, Chain>> groups;
+  for (int g = 0; g < 3; ++g) {
+    std::vector<std::pair<std::string, Chain>> two;
+    two.emplace_back("a", one_layer(std::make_unique<Dense>(2, Init::kGlorotUniform), "d"));
+    if (g == 2)
+      two.emplace_back("b", one_layer(std::make_unique<Throws>(), "t"));
+    else
+      two.emplace_back("b", one_layer(std::make_unique<Dense>(2, Init::kGlorotUniform), "e"));
+    groups.emplace_back(
+        "g" + std::to_string(g),
+        one_layer(std::make_unique<Branches>(std::move(two), Branches::Combine::kConcat), "pair"));
+  }
+  std::vector<std::unique_ptr<Layer>> ls;
+  ls.push_back(std::make_unique<Branches>(std::move(groups), Branches::Combine::kSum));
+  ls[0]->set_name("sum");
+  Model m(std::move(ls), Shape{{2, 2}}, make_kernel_factory("onednn"));
+  m.init_params(1);
+  EXPECT_THROW(m.forward(Pass{}), Error);
+  omp_set_num_threads(before);
+}
+
 }  // namespace

@@ -73,20 +73,32 @@ void Branches::bind(std::vector<std::span<float>> p, std::vector<std::span<float
 
 void Branches::each_branch(const std::function<void(size_t)>& f) {
   const int n = static_cast<int>(branches_.size());
-  const int threads = std::min(n, omp_get_max_threads());
-  if (!concurrent_ || threads < 2 || omp_in_parallel()) {
-    for (int k = 0; k < n; ++k) f(size_t(k));
-    return;
-  }
   std::exception_ptr error;
-#pragma omp parallel for schedule(static, 1) num_threads(threads)
-  for (int k = 0; k < n; ++k) {
+  const auto run = [&](int k) {
     try {
       f(size_t(k));
     } catch (...) {
 #pragma omp critical(hpdl_branch_error)
       if (!error) error = std::current_exception();
     }
+  };
+  if (concurrent_ && n > 1 && omp_in_parallel() && omp_get_num_threads() > 1) {
+    // Inside a branch of an outer Branches: the branches become tasks, which a thread that
+    // has finished its own outer branches takes over (HAR 3x3's three groups on two threads:
+    // the third group's two directions run one on each).
+#pragma omp taskgroup
+    {
+      for (int k = 0; k < n; ++k) {
+#pragma omp task firstprivate(k) shared(run)
+        run(k);
+      }
+    }
+  } else if (const int threads = std::min(n, omp_get_max_threads());
+             concurrent_ && threads > 1 && !omp_in_parallel()) {
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+    for (int k = 0; k < n; ++k) run(k);
+  } else {
+    for (int k = 0; k < n; ++k) run(k);
   }
   if (error) std::rethrow_exception(error);
 }

@@ -5,6 +5,8 @@
 // On a CPU backend with more than one OpenMP thread the branches run at once, one thread
 // each (their small per-step products gain nothing from being split further), and are
 // joined in branch order afterwards, so the result equals the branches run one by one.
+// Branches inside such a branch run as OpenMP tasks, so a thread that finishes its own
+// branches early takes over part of another's.
 // A concatenated branch whose last layer can write its rows into the joined output (an
 // LSTM on a CPU backend: Layer::write_rows_apart) does so, and reads its slice of the
 // output gradient in place: no copy either way.
