@@ -151,6 +151,16 @@ TEST_P(LayerTest, MaxPoolWithFusedReluGradient) {  // a ReLU before it, absorbed
       },
       Shape{{2, 3, 6, 6}}, false, Inputs::kSeparated);
 }
+TEST_P(LayerTest, DenseWithFusedReluGradient) {  // a ReLU after it, absorbed
+  gradient_check(
+      GetParam(),
+      [] {
+        auto dense = std::make_unique<Dense>(6, Init::kGlorotUniform);
+        dense->absorb_following_relu();
+        return dense;
+      },
+      Shape{{3, 7}}, false, Inputs::kSeparated);
+}
 TEST_P(LayerTest, MaxPoolOddSizeGradient) {  // rows/columns past the last window get no gradient
   gradient_check(
       GetParam(), [] { return std::make_unique<MaxPool2d>(2, 2); }, Shape{{2, 2, 5, 7}}, false,

@@ -36,8 +36,14 @@ class DnnlDense final : public DenseKernel {
       const auto wt = memory::desc({I, O}, in_t, memory::dims{1, I});   // w[O,I] read as w^T
       const auto dyt = memory::desc({O, N}, in_t, memory::dims{1, O});  // dy[N,O] as dy^T
       auto attr = user_scratchpad();
+      auto fwd_attr = user_scratchpad();
+      if (d.relu) {  // the ReLU after the layer, on the product as it is written
+        dnnl::post_ops relu;
+        relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        fwd_attr.set_post_ops(relu);
+      }
       fwd_ = make_step<dnnl::matmul>(
-          be, dnnl::matmul::primitive_desc({xb, wt, bias, y}, attr, be.engine),
+          be, dnnl::matmul::primitive_desc({xb, wt, bias, y}, fwd_attr, be.engine),
           {{DNNL_ARG_SRC, xb}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, y}});
       bwd_data_ =
           make_step<dnnl::matmul>(be, dnnl::matmul::primitive_desc({dyb, wb, x}, attr, be.engine),
@@ -58,6 +64,7 @@ class DnnlDense final : public DenseKernel {
     });
   }
 
+  bool applies_relu() const override { return d_.relu; }
   void forward(const float* x, const float* w, const float* b, float* y) override {
     fwd_.run({{DNNL_ARG_SRC, x_in_.in(x)},
               {DNNL_ARG_WEIGHTS, w_in_.in(w)},

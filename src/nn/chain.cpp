@@ -19,10 +19,15 @@ Shape Chain::setup(const Shape& in) {
     spec_counts_.push_back(l->param_specs().size());
   }
   const size_t n = layers_.size();
-  // A ReLU whose next layer takes it over becomes a view (Layer::absorb_relu).
-  for (size_t i = 0; i + 1 < n; ++i)
-    if (layers_[i]->is_relu() && layers_[i + 1]->absorb_relu())
+  // A ReLU whose next layer takes it over, or else the layer before it, becomes a view
+  // (Layer::absorb_relu, absorb_following_relu); never the chain's last layer.
+  for (size_t i = 0; i + 1 < n; ++i) {
+    if (!layers_[i]->is_relu()) continue;
+    if (layers_[i + 1]->absorb_relu())
       layers_[i]->fuse_into(layers_[i + 1]->name());
+    else if (i > 0 && layers_[i - 1]->absorb_following_relu())
+      layers_[i]->fuse_into(layers_[i - 1]->name());
+  }
   // What the model will hold, checked before any of it is allocated: activations and their
   // gradients here; parameters, gradients and up to two optimizer buffers in the model.
   uint64_t values = 0;

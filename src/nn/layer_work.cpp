@@ -17,6 +17,10 @@ LayerWork Dense::work(bool input_grad) const {
   w.forward = {2 * R * I * O + R * O, F * (R * I + I * O + O + R * O)};
   w.backward = {2 * R * I * O + R * O, F * (R * I + R * O + 2 * I * O + 2 * O)};
   if (input_grad) w.backward += {2 * R * I * O, F * (I * O + R * I)};
+  if (relu_) {  // an absorbed ReLU: in the product's write forward, a pass of its own backward
+    w.forward.flops += R * O;
+    w.backward.flops += R * O, w.backward.bytes += F * 3 * R * O;
+  }
   return w;
 }
 
@@ -24,7 +28,7 @@ LayerWork Dense::work(bool input_grad) const {
 // once, as profilers do), 3 backward (dy (1 - y^2), dy y (1 - y)). Read x, write y; read y
 // and dy, write dx.
 LayerWork ActivationLayer::work(bool input_grad) const {
-  if (!fused_into_.empty()) return {};  // the next layer's (MaxPool2d::work)
+  if (!fused_into_.empty()) return {};  // the absorbing layer's (MaxPool2d, Dense::work)
   const double n = double(n_), back = act_ == Activation::kRelu ? 1 : 3;
   LayerWork w;
   w.forward = {n, F * 2 * n};

@@ -26,14 +26,22 @@ std::vector<ParamSpec> Dense::param_specs() const {
 void Dense::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
                  KernelFactory& k) {
   w_ = p[0], b_ = p[1], dw_ = g[0], db_ = g[1];
-  kernel_ = k.dense({rows_, in_, units_, k.precision()});
+  kernel_ = k.dense({rows_, in_, units_, k.precision(), relu_});
+  if (!relu_) return;
+  relu_k_ = k.activation(Activation::kRelu, rows_ * units_);
+  relu_grad_ = Buffer(rows_ * units_, k.device());
 }
 
 void Dense::forward(const float* x, float* y, const Pass&) {
   kernel_->forward(x, w_.data(), b_.data(), y);
+  if (relu_ && !kernel_->applies_relu()) relu_k_->forward(y, y);
 }
 
-void Dense::backward(const float* x, const float*, const float* dy, float* dx, const Pass&) {
+void Dense::backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) {
+  if (relu_) {  // y > 0 exactly where the product was: the ReLU passes dy there
+    relu_k_->backward(y, y, dy, relu_grad_.data());
+    dy = relu_grad_.data();
+  }
   kernel_->backward(x, w_.data(), dy, dx, dw_.data(), db_.data());
 }
 

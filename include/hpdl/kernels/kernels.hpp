@@ -31,6 +31,7 @@ const char* precision_name(Precision p);
 struct DenseDims {
   int64_t batch, in, out;
   Precision precision = Precision::kF32;
+  bool relu = false;  // forward may write max(0, y) (DenseKernel::applies_relu)
 };
 
 // Output positions of a K-wide window with stride S over IN inputs padded by P on both
@@ -80,8 +81,10 @@ enum class Activation { kRelu, kTanh, kSigmoid };
 class DenseKernel {
  public:
   virtual ~DenseKernel() = default;
-  // y[N,O] = x[N,I] * w[O,I]^T + b[O]
+  // y[N,O] = x[N,I] * w[O,I]^T + b[O]; max(0, that) where applies_relu().
   virtual void forward(const float* x, const float* w, const float* b, float* y) = 0;
+  // Whether forward applies the ReLU the dims asked for (false: the layer applies it).
+  virtual bool applies_relu() const { return false; }
   // dx[N,I] = dy * w (overwrite); dw[O,I] += dy^T * x; db[O] += sum_n dy. Any of dx, dw,
   // db may be null: that part is skipped (the LSTM takes its weight gradient in one
   // product over all steps, and needs only dx per step).

@@ -65,9 +65,14 @@ class Layer {
   // apply it to its own output exactly (max pooling: max over a window and ReLU commute, and
   // the gradient reaches the same inputs) becomes a view of its input, and that layer
   // applies the ReLU to its output instead, a quarter of the elements after a 2x2 pool.
+  // Failing that, a layer before the ReLU may take it on (a dense layer: a post-op of its
+  // product, no pass of its own over the output).
   virtual bool is_relu() const { return false; }
   // Asked of the layer after a ReLU: true = it now applies the ReLU to its output.
   virtual bool absorb_relu() { return false; }
+  // Asked of the layer before a ReLU the next layer did not take: true = it now applies the
+  // ReLU to its own output, and its backward takes the ReLU's gradient too.
+  virtual bool absorb_following_relu() { return false; }
   // Told to the ReLU whose work the layer `next` took over.
   virtual void fuse_into(const std::string& next) { (void)next; }
 

@@ -18,6 +18,9 @@ class Dense final : public Layer {
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
             KernelFactory& k) override;
+  // A ReLU after it is applied to its output (the kernel's post-op, or a pass of its own
+  // where the kernel has none); backward first takes the gradient through it.
+  bool absorb_following_relu() override { return relu_ = true; }
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
@@ -27,6 +30,9 @@ class Dense final : public Layer {
   bool per_step_;
   std::span<float> w_, b_, dw_, db_;
   std::unique_ptr<DenseKernel> kernel_;
+  bool relu_ = false;                         // applies the ReLU after it
+  std::unique_ptr<ActivationKernel> relu_k_;  // its gradient (and forward, where needed)
+  Buffer relu_grad_;                          // dy through that ReLU
 };
 
 // Element-wise ReLU / tanh / sigmoid, any shape. A ReLU fused into the next layer (see
