@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/fast_math.hpp"
@@ -95,6 +96,13 @@ TEST(FastMath, ExpSigmoidTanhMatchLibm) {
   EXPECT_LT(fast_sigmoid(-1000.0f), 1e-30f);  // clamped: tiny, finite, not NaN
   EXPECT_FLOAT_EQ(fast_sigmoid(1000.0f), 1.0f);
   EXPECT_FLOAT_EQ(fast_tanh(1000.0f), 1.0f);
+  // The clamp is a bitwise select: infinities clamp like large values, a NaN stays NaN.
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_FLOAT_EQ(fast_sigmoid(inf), 1.0f);
+  EXPECT_LT(fast_sigmoid(-inf), 1e-30f);
+  EXPECT_FLOAT_EQ(fast_tanh(-inf), -1.0f);
+  EXPECT_TRUE(std::isnan(fast_exp(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_TRUE(std::isnan(fast_sigmoid(std::numeric_limits<float>::quiet_NaN())));
 }
 
 namespace hpdl {

@@ -1,8 +1,10 @@
-// ReLU fused into the max-pool after it (Layer::absorb_relu): which chains fuse, and that a
-// fused pool computes exactly what a ReLU layer followed by the pool computes — outputs and
-// input gradients equal, on every CPU backend, for the tiled 2x2 pool, an odd-sized input
-// and oneDNN's overlapping pool (where the layer applies the ReLU), on inputs full of
-// windows whose maximum is negative, zero or tied.
+// ReLU fused into the max-pool after it (Layer::absorb_relu) or into the dense layer before
+// it (Layer::absorb_following_relu): which chains fuse, and that a fused pool computes
+// exactly what a ReLU layer followed by the pool computes — outputs and input gradients
+// equal, on every CPU backend, for the tiled 2x2 pool, an odd-sized input and oneDNN's
+// overlapping pool (where the layer applies the ReLU), on inputs full of windows whose
+// maximum is negative, zero or tied — and a fused dense layer what the dense layer followed
+// by a ReLU computes (outputs, input and parameter gradients).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -87,7 +89,41 @@ INSTANTIATE_TEST_SUITE_P(
                       PoolCase{"reference", 3, 2, Shape{{2, 3, 9, 9}}},  // overlapping
                       PoolCase{"onednn", 3, 2, Shape{{2, 3, 9, 9}}}));   // oneDNN + layer's ReLU
 
-TEST(ReluFusion, ChainFusesAReluOnlyBeforeAMaxPool) {
+TEST(ReluFusion, DenseWithTheReluAfterItEqualsDenseThenRelu) {
+  for (const std::string backend : {"reference", "onednn"}) {
+    auto kernels = make_kernel_factory(backend);
+    const int64_t N = 6, I = 10, O = 9;
+    Dense dense(O, Init::kGlorotUniform), fused(O, Init::kGlorotUniform);
+    ActivationLayer act(Activation::kRelu);
+    dense.set_name("dense"), fused.set_name("fused"), act.set_name("relu");
+    ASSERT_TRUE(fused.absorb_following_relu());
+    dense.setup(Shape{{N, I}}), fused.setup(Shape{{N, I}}), act.setup(Shape{{N, O}});
+    const std::vector<float> w = kinked_values(O * I, 7), b = kinked_values(O, 8);
+    std::vector<float> w1 = w, b1 = b, w2 = w, b2 = b;
+    std::vector<float> dw1(O * I), db1(O), dw2(O * I), db2(O);
+    dense.bind({w1, b1}, {dw1, db1}, *kernels), fused.bind({w2, b2}, {dw2, db2}, *kernels);
+    act.bind({}, {}, *kernels);
+    const std::vector<float> x = kinked_values(N * I, 9), dy = kinked_values(N * O, 10);
+    // Separate: p = dense(x), y = relu(p); dp = relu'(dy), dx = dense'(dp).
+    std::vector<float> p(N * O), y(N * O), dp(N * O), dx(N * I);
+    dense.forward(x.data(), p.data(), Pass{});
+    act.forward(p.data(), y.data(), Pass{});
+    act.backward(p.data(), y.data(), dy.data(), dp.data(), Pass{});
+    dense.backward(x.data(), p.data(), dp.data(), dx.data(), Pass{});
+    std::vector<float> yf(N * O), dxf(N * I, 99.0f);
+    fused.forward(x.data(), yf.data(), Pass{});
+    fused.backward(x.data(), yf.data(), dy.data(), dxf.data(), Pass{});
+    EXPECT_EQ(yf, y) << backend;
+    EXPECT_EQ(dxf, dx) << backend;
+    EXPECT_EQ(dw2, dw1) << backend;
+    EXPECT_EQ(db2, db1) << backend;
+    int64_t zeroed = 0;
+    for (float v : y) zeroed += v == 0;
+    EXPECT_GT(zeroed, 0) << "the outputs must hold values the ReLU zeroes";
+  }
+}
+
+TEST(ReluFusion, ChainFusesAReluIntoAPoolAfterItOrADenseLayerBeforeIt) {
   auto setup = [](std::vector<std::unique_ptr<Layer>> ls) {
     auto chain = std::make_unique<Chain>(std::move(ls));
     chain->setup(Shape{{2, 3, 8, 8}});
@@ -106,12 +142,24 @@ TEST(ReluFusion, ChainFusesAReluOnlyBeforeAMaxPool) {
                                 std::make_unique<MaxPool2d>(2, 2)));
     EXPECT_EQ(unfused->estimated_bytes() - c->estimated_bytes(), 2 * sizeof(float) * 2 * 4 * 8 * 8);
   }
+  {  // dense -> ReLU -> dense: the first dense layer applies it
+    auto c =
+        std::make_unique<Chain>(layers(std::make_unique<Dense>(5, Init::kGlorotUniform), relu(),
+                                       std::make_unique<Dense>(3, Init::kGlorotUniform)));
+    c->setup(Shape{{2, 7}});
+    EXPECT_TRUE(c->layer(1).is_view());
+    EXPECT_EQ(c->layer(1).kernel_choice(), "fused into l0 (applied to its output)");
+  }
   {  // a ReLU before a convolution, a tanh before a pool, a ReLU at the end: none fused
     auto c = setup(layers(std::make_unique<Conv2d>(4, 3, 1, 1), relu(),
                           std::make_unique<Conv2d>(4, 3, 1, 1),
                           std::make_unique<ActivationLayer>(Activation::kTanh),
                           std::make_unique<MaxPool2d>(2, 2), relu()));
     for (size_t i = 0; i < c->size(); ++i) EXPECT_FALSE(c->layer(i).is_view()) << i;
+    auto d =
+        std::make_unique<Chain>(layers(std::make_unique<Dense>(5, Init::kGlorotUniform), relu()));
+    d->setup(Shape{{2, 7}});
+    EXPECT_FALSE(d->layer(1).is_view());  // a dense layer and the chain's last ReLU
   }
 }
 
