@@ -139,44 +139,39 @@ class Throws final : public Layer {
   void backward(const float*, const float*, const float*, float*, const Pass&) override {}
 };
 
-TEST(BranchThreads, AnErrorInABranchReachesTheCaller) {
-  const int before = omp_get_max_threads();
-  omp_set_num_threads(2);
+// A pair (concatenated) of a dense layer and, with `throwing`, a Throws, else another dense.
+std::unique_ptr<Layer> pair(bool throwing) {
   std::vector<std::pair<std::string, Chain>> two;
   two.emplace_back("a", one_layer(std::make_unique<Dense>(2, Init::kGlorotUniform), "d"));
-  two.emplace_back("b", one_layer(std::make_unique<Throws>(), "t"));
+  if (throwing)
+    two.emplace_back("b", one_layer(std::make_unique<Throws>(), "t"));
+  else
+    two.emplace_back("b", one_layer(std::make_unique<Dense>(2, Init::kGlorotUniform), "e"));
+  return std::make_unique<Branches>(std::move(two), Branches::Combine::kConcat);
+}
+
+// A model of that one layer, run forward on 2 threads: the branch's Error reaches the caller.
+void expect_error_on_two_threads(std::unique_ptr<Layer> layer) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  layer->set_name("top");
   std::vector<std::unique_ptr<Layer>> ls;
-  ls.push_back(std::make_unique<Branches>(std::move(two), Branches::Combine::kConcat));
-  ls[0]->set_name("both");
+  ls.push_back(std::move(layer));
   Model m(std::move(ls), Shape{{2, 2}}, make_kernel_factory("onednn"));
   m.init_params(1);
   EXPECT_THROW(m.forward(Pass{}), Error);
   omp_set_num_threads(before);
 }
 
+TEST(BranchThreads, AnErrorInABranchReachesTheCaller) { expect_error_on_two_threads(pair(true)); }
+
 // The same from a branch of a branch (three groups of pairs: the pairs' halves run as tasks).
 TEST(BranchThreads, AnErrorInANestedBranchReachesTheCaller) {
-  const int before = omp_get_max_threads();
-  omp_set_num_threads(2);
   std::vector<std::pair<std::string, Chain>> groups;
-  for (int g = 0; g < 3; ++g) {
-    std::vector<std::pair<std::string, Chain>> two;
-    two.emplace_back("a", one_layer(std::make_unique<Dense>(2, Init::kGlorotUniform), "d"));
-    if (g == 2)
-      two.emplace_back("b", one_layer(std::make_unique<Throws>(), "t"));
-    else
-      two.emplace_back("b", one_layer(std::make_unique<Dense>(2, Init::kGlorotUniform), "e"));
-    groups.emplace_back(
-        "g" + std::to_string(g),
-        one_layer(std::make_unique<Branches>(std::move(two), Branches::Combine::kConcat), "pair"));
-  }
-  std::vector<std::unique_ptr<Layer>> ls;
-  ls.push_back(std::make_unique<Branches>(std::move(groups), Branches::Combine::kSum));
-  ls[0]->set_name("sum");
-  Model m(std::move(ls), Shape{{2, 2}}, make_kernel_factory("onednn"));
-  m.init_params(1);
-  EXPECT_THROW(m.forward(Pass{}), Error);
-  omp_set_num_threads(before);
+  for (int g = 0; g < 3; ++g)
+    groups.emplace_back("g" + std::to_string(g), one_layer(pair(g == 2), "pair"));
+  expect_error_on_two_threads(
+      std::make_unique<Branches>(std::move(groups), Branches::Combine::kSum));
 }
 
 }  // namespace
