@@ -45,8 +45,9 @@ class Branches final : public Layer {
   std::vector<int64_t> cols_;    // concat: where each branch's columns start
   std::vector<bool> in_place_;   // concat: the branch writes into the joined output itself
   int64_t width_ = 0;            // of the joined output
-  // Runs f(k) for every branch k: at once on a CPU backend with threads to spare (not inside
-  // another parallel region), else in order. An exception from any branch is rethrown.
+  // Runs f(k) for every branch k: at once on a CPU backend with threads to spare (one thread
+  // each; as tasks of the enclosing team inside another Branches' branch), else in order.
+  // An exception from any branch is rethrown once all have finished.
   void each_branch(const std::function<void(size_t)>& f);
 
   std::vector<Buffer> branch_dy_;   // concat, not in place: the branch's slice of dy
