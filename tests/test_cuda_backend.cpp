@@ -12,6 +12,7 @@
 #include "hpdl/core/buffer.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/recurrent.hpp"
 #include "random_values.hpp"
 
@@ -73,6 +74,27 @@ TEST_F(CudaParity, Dense) {
                   auto dense = k.dense(d);
                   dense->forward(p[0], p[1], p[2], p[3]);
                   dense->backward(p[0], p[1], p[4], p[5], p[6], p[7]);
+                });
+}
+
+// A dense layer that applies the ReLU after it (Layer::absorb_following_relu): on the GPU its
+// ReLU kernel runs on the output in place and the backward passes the gradient through it.
+// Outputs and every gradient against the reference backend's fused layer.
+TEST_F(CudaParity, DenseWithTheReluAfterIt) {
+  const int64_t N = 6, I = 10, O = 9;
+  // x, w, b, y, dy, dx, dw, db
+  expect_parity({random(N * I, 1), random(O * I, 2), random(O, 3), std::vector<float>(N * O),
+                 random(N * O, 4), std::vector<float>(N * I), std::vector<float>(O * I),
+                 std::vector<float>(O)},
+                [&](KernelFactory& k, const std::vector<float*>& p) {
+                  Dense dense(O, Init::kGlorotUniform);
+                  dense.set_name("dense");
+                  ASSERT_TRUE(dense.absorb_following_relu());
+                  dense.setup(Shape{{N, I}});
+                  dense.bind({{p[1], size_t(O * I)}, {p[2], size_t(O)}},
+                             {{p[6], size_t(O * I)}, {p[7], size_t(O)}}, k);
+                  dense.forward(p[0], p[3], Pass{});
+                  dense.backward(p[0], p[3], p[4], p[5], Pass{});
                 });
 }
 
