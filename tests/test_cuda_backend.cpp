@@ -248,12 +248,13 @@ TEST_F(CudaParity, VectorOps) {
                 });
 }
 
-// The LSTM layer forward and backward, both directions: at hidden 32 the CUDA backend runs
-// each time loop as one kernel (forward_sequence, backward_sequence); at hidden 300, more
+// The LSTM layer forward and backward, both directions: at hidden 32 and 256 (the most,
+// 1024 threads a block) the CUDA backend runs each time loop as one kernel
+// (forward_sequence, backward_sequence); at hidden 300, more
 // than those take, as a recorded CUDA graph of its steps. Outputs and every gradient
 // against the reference backend's step-by-step loops.
 TEST_F(CudaParity, LstmLayerOverWholeSequences) {
-  for (const int64_t H : {32, 300})
+  for (const int64_t H : {32, 256, 300})
     for (const bool reverse : {false, true}) {
       const int64_t N = 3, T = 5, C = 4, G = 4 * H;
       SCOPED_TRACE("hidden " + std::to_string(H) + (reverse ? ", reversed" : ""));

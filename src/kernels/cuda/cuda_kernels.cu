@@ -208,9 +208,11 @@ class CudaDropout final : public DropoutKernel {
 class CudaLstmCell final : public LstmCellKernel {
  public:
   // HPDL_CUDA_LSTM_SEQUENCE=0 leaves the steps to the layer (a measurement switch).
-  CudaLstmCell(Context ctx, const LstmCellDims& d) : ctx_(ctx), d_(d) {
-    sequence_ = d.hidden <= kMaxSequenceHidden && switched_on("HPDL_CUDA_LSTM_SEQUENCE");
-  }
+  CudaLstmCell(Context ctx, const LstmCellDims& d)
+      : ctx_(ctx),
+        d_(d),
+        sequence_(d.hidden <= kMaxSequenceHidden && switched_on("HPDL_CUDA_LSTM_SEQUENCE")),
+        wh_t_(ctx.device, sequence_ ? 4 * d.hidden * d.hidden : 1) {}
   void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
                float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
                int64_t /*ahead: the GPU hides latency by its threads*/) override {
@@ -227,9 +229,10 @@ class CudaLstmCell final : public LstmCellKernel {
                         float* c, float* tanh_c, float* h, float* y) override {
     if (!sequence_) return false;
     const int64_t H = d_.hidden, G = 4 * H;
+    HPDL_LAUNCH(transpose_recurrent_weights, blocks_for(G * H), H, wh, wh_t_.get());
     lstm_sequence_forward<<<static_cast<unsigned>(d_.batch), static_cast<unsigned>(G),
                             (2 * H + G) * sizeof(float), ctx_.stream()>>>(
-        d_.batch, T, H, reverse, pre, wh, gates, c, tanh_c, h, y);
+        d_.batch, T, H, reverse, pre, wh_t_.get(), gates, c, tanh_c, h, y);
     HPDL_CUDA_LAUNCHED();
     return true;
   }
@@ -238,8 +241,8 @@ class CudaLstmCell final : public LstmCellKernel {
                          float* d_seq) override {
     if (!sequence_) return false;
     const int64_t H = d_.hidden, G = 4 * H;
-    lstm_sequence_backward<<<static_cast<unsigned>(d_.batch), static_cast<unsigned>(H),
-                             (3 * H + G) * sizeof(float), ctx_.stream()>>>(
+    lstm_sequence_backward<<<static_cast<unsigned>(d_.batch), static_cast<unsigned>(G),
+                             (3 * H + 2 * G) * sizeof(float), ctx_.stream()>>>(
         d_.batch, T, H, reverse, wh, gates, c, tanh_c, dy, d_step, d_seq);
     HPDL_CUDA_LAUNCHED();
     return true;
@@ -248,7 +251,8 @@ class CudaLstmCell final : public LstmCellKernel {
  private:
   Context ctx_;
   LstmCellDims d_;
-  bool sequence_;  // forward_sequence and backward_sequence run
+  bool sequence_;      // forward_sequence and backward_sequence run
+  Array<float> wh_t_;  // the recurrent weights transposed for forward_sequence [H, 4H]
 };
 
 class CudaScalarNorm final : public ScalarNormKernel {

@@ -8,28 +8,37 @@
 #include <cstdint>
 
 #include "../element_math.hpp"
+#include "cuda_launch.cuh"
 
 namespace hpdl::cuda {
 namespace {
 
-// The largest hidden size the sequence kernels take: forward has a thread per gate (4H).
+// The largest hidden size the sequence kernels take: a block has a thread per gate (4H).
 constexpr int64_t kMaxSequenceHidden = 256;
 
+// wh_t[k * 4H + g] = wh[g * H + k]: the recurrent weights [4H, H] transposed, so that the
+// threads of a warp in lstm_sequence_forward (consecutive gates g) read consecutive floats.
+__global__ void transpose_recurrent_weights(int64_t H, const float* wh, float* wh_t) {
+  const int64_t G = 4 * H;
+  HPDL_GRID_STRIDE(i, G * H) wh_t[(i % H) * G + i / H] = wh[i];
+}
+
 // Block n, 4H threads; shared: h and c of the previous step [H] each, its products [4H].
-// Thread g forms gate g's recurrent sum h_{s-1} . wh[g]; then thread j < H updates unit j.
+// Thread g forms gate g's recurrent sum h_{s-1} . wh[g] from the transposed weights (wh_t
+// above: a warp's reads coalesce); then thread j < H updates unit j.
 __global__ void lstm_sequence_forward(int64_t N, int64_t T, int64_t H, bool reverse,
-                                      const float* pre, const float* wh, float* gates, float* c,
+                                      const float* pre, const float* wh_t, float* gates, float* c,
                                       float* tanh_c, float* h, float* y) {
   extern __shared__ float shared[];
   const int64_t G = 4 * H, n = blockIdx.x, g = threadIdx.x;
   float *hs = shared, *cs = shared + H, *rs = shared + 2 * H;
   if (g < H) hs[g] = 0, cs[g] = 0;
   __syncthreads();
-  const float* w = wh + g * H;
+  const float* w = wh_t + g;
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = reverse ? T - 1 - s : s, at = s * N + n;
     float sum = 0;
-    for (int64_t k = 0; k < H; ++k) sum += hs[k] * w[k];
+    for (int64_t k = 0; k < H; ++k) sum += hs[k] * w[k * G];
     rs[g] = sum;
     __syncthreads();  // every product formed; every read of hs done
     if (g < H) {
@@ -42,33 +51,37 @@ __global__ void lstm_sequence_forward(int64_t N, int64_t T, int64_t H, bool reve
   }
 }
 
-// Block n, H threads; shared: the carried dh and dc [H] each, c_{-1} = 0 [H], the step's gate
-// gradients [4H]. Thread j takes unit j's gate gradients, then dh_{s-1}[j] = d_s . wh[:, j].
+// Block n, 4H threads; shared: the carried dh and dc [H] each, c_{-1} = 0 [H], the step's
+// gate gradients [4H], partial sums [4H]. Thread j < H takes unit j's gate gradients; then
+// thread (q, j) sums d_s[e] wh[e, j] over gate q's rows e, and thread j adds the four
+// partial sums in gate order: dh_{s-1}[j] = d_s . wh[:, j]. (With H threads, one a unit,
+// a block summed 4H products a thread and a step.)
 __global__ void lstm_sequence_backward(int64_t N, int64_t T, int64_t H, bool reverse,
                                        const float* wh, const float* gates, const float* c,
                                        const float* tanh_c, const float* dy, float* d_step,
                                        float* d_seq) {
   extern __shared__ float shared[];
-  const int64_t G = 4 * H, n = blockIdx.x, j = threadIdx.x;
-  float *dhs = shared, *dcs = shared + H, *zs = shared + 2 * H, *ds = shared + 3 * H;
-  dhs[j] = 0, dcs[j] = 0, zs[j] = 0;
+  const int64_t G = 4 * H, n = blockIdx.x, e = threadIdx.x, q = e / H, j = e % H;
+  float *dhs = shared, *dcs = shared + H, *zs = shared + 2 * H, *ds = shared + 3 * H,
+        *part = shared + 3 * H + G;
+  if (e < H) dhs[e] = 0, dcs[e] = 0, zs[e] = 0;
   for (int64_t s = T - 1; s >= 0; --s) {
     const int64_t t = reverse ? T - 1 - s : s, at = s * N + n;
-    const float* cp = s ? c + ((s - 1) * N + n) * H : zs;
-    math::lstm_unit_backward(gates + at * G, tanh_c + at * H, cp, dy + (n * T + t) * H, dhs, dcs,
-                             ds, H, j);
-    for (int64_t q = 0; q < 4; ++q) {
-      const float v = ds[q * H + j];
-      d_step[at * G + q * H + j] = v;
-      d_seq[(n * T + t) * G + q * H + j] = v;
+    if (e < H) {
+      const float* cp = s ? c + ((s - 1) * N + n) * H : zs;
+      math::lstm_unit_backward(gates + at * G, tanh_c + at * H, cp, dy + (n * T + t) * H, dhs, dcs,
+                               ds, H, e);
     }
-    __syncthreads();  // every gate gradient of the step written
-    if (s > 0) {
-      float sum = 0;
-      for (int64_t e = 0; e < G; ++e) sum += ds[e] * wh[e * H + j];
-      dhs[j] = sum;
-    }
-    __syncthreads();  // every read of ds done before the next step writes it
+    __syncthreads();  // every gate gradient of the step in ds
+    d_step[at * G + e] = ds[e];
+    d_seq[(n * T + t) * G + e] = ds[e];
+    if (s == 0) break;
+    float sum = 0;
+    for (int64_t r = q * H; r < (q + 1) * H; ++r) sum += ds[r] * wh[r * H + j];
+    part[e] = sum;
+    __syncthreads();  // every partial sum formed; every read of ds done
+    if (e < H) dhs[e] = ((part[e] + part[H + e]) + part[2 * H + e]) + part[3 * H + e];
+    __syncthreads();  // dh_{s-1} complete before the next step's units read it
   }
 }
 
