@@ -82,6 +82,16 @@ TEST_P(ConvAsGemm, MatchesTheReferenceForwardAndBackward) {
   host_gemm(R, Q, s.O, w.data(), 1, R, t.data(), Q, 1, dcol.data(), false);
   for (int64_t i = 0; i < nx; ++i) dx[i] = dmath::col2im_value(s, dcol.data(), i);
   expect_near(dx_ref, dx, 1e-5, "dx");
+  // The same index functions on 32-bit indices (the GPU's where every tensor fits) give
+  // exactly the same values.
+  const auto n = dmath::narrow(s);
+  using I = int32_t;
+  for (int64_t i = 0; i < R * Q; ++i)
+    ASSERT_EQ(dmath::im2col_value(n, x.data(), I(i / Q), I(i % Q)), col[i]) << "col " << i;
+  for (int64_t i = 0; i < ny; ++i)
+    ASSERT_EQ(dmath::gemm_index(I(i), n.N, n.O, I(PQ)), dmath::gemm_index(i, s.N, s.O, PQ));
+  for (int64_t i = 0; i < nx; ++i)
+    ASSERT_EQ(dmath::col2im_value(n, dcol.data(), I(i)), dx[i]) << "dx " << i;
   expect_near(dw_ref, dw, 1e-5, "dw");
   expect_near(db_ref, db, 1e-5, "db");
 }
@@ -121,6 +131,17 @@ TEST_P(PoolGather, MatchesTheReferenceIncludingTiesAndOverlaps) {
     dx[i] = dmath::pool_dx(dy.data(), arg.data(), d.in_h, d.in_w, OH, OW, d.kernel, d.stride, i);
   EXPECT_EQ(y_ref, y);
   expect_near(dx_ref, dx, 1e-6, "dx");
+  using I = int32_t;  // 32-bit indices: exactly the same
+  std::vector<int64_t> arg32(ny);
+  for (int64_t o = 0; o < ny; ++o)
+    ASSERT_EQ(dmath::pool_max(x.data(), I(d.in_h), I(d.in_w), I(OH), I(OW), I(d.kernel),
+                              I(d.stride), I(o), &arg32[o]),
+              y[o]);
+  EXPECT_EQ(arg32, arg);
+  for (int64_t i = 0; i < nx; ++i)
+    ASSERT_EQ(dmath::pool_dx(dy.data(), arg.data(), I(d.in_h), I(d.in_w), I(OH), I(OW), I(d.kernel),
+                             I(d.stride), I(i)),
+              dx[i]);
 }
 
 // Overlapping windows (3 / 2), tiling windows (2 / 2), windows with gaps (2 / 3).

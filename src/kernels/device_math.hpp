@@ -18,37 +18,50 @@
 namespace hpdl::dmath {
 
 // Plain copies of the dimension structs' numbers for kernels (no member functions).
-struct ConvShape {
-  int64_t N, C, H, W, O, K, S, P, OH, OW;
+// The index functions below take their index type I: int64_t, or int32_t for tensors of
+// fewer than 2^30 elements (fits_int32), since a GPU divides 32-bit integers several
+// times faster than 64-bit ones (LeNet's im2col at batch 128: most of its time was its
+// 64-bit divisions). The arithmetic is the same either way.
+template <typename I>
+struct ConvShapeOf {
+  I N, C, H, W, O, K, S, P, OH, OW;
 };
+using ConvShape = ConvShapeOf<int64_t>;
 inline ConvShape conv_shape(const ConvDims& d) {
   return {d.batch,  d.in_c,   d.in_h, d.in_w,    d.out_c,
           d.kernel, d.stride, d.pad,  d.out_h(), d.out_w()};
 }
+constexpr bool fits_int32(int64_t n) { return n < (int64_t{1} << 30); }
+// s in 32-bit numbers (only where every tensor it spans fits_int32).
+inline ConvShapeOf<int32_t> narrow(const ConvShape& s) {
+  auto n = [](int64_t v) { return static_cast<int32_t>(v); };
+  return {n(s.N), n(s.C), n(s.H), n(s.W), n(s.O), n(s.K), n(s.S), n(s.P), n(s.OH), n(s.OW)};
+}
 
 // col[R, Q] entry (r, q) of x [N, C, H, W]: r = (c K + kh) K + kw, q = (n OH + oh) OW + ow;
 // zero in the padding.
-HPDL_HD inline float im2col_value(const ConvShape& s, const float* x, int64_t r, int64_t q) {
-  const int64_t kw = r % s.K, kh = r / s.K % s.K, c = r / (s.K * s.K);
-  const int64_t ow = q % s.OW, oh = q / s.OW % s.OH, n = q / (s.OW * s.OH);
-  const int64_t ih = oh * s.S - s.P + kh, iw = ow * s.S - s.P + kw;
+template <typename I>
+HPDL_HD inline float im2col_value(const ConvShapeOf<I>& s, const float* x, I r, I q) {
+  const I kw = r % s.K, kh = r / s.K % s.K, c = r / (s.K * s.K);
+  const I ow = q % s.OW, oh = q / s.OW % s.OH, n = q / (s.OW * s.OH);
+  const I ih = oh * s.S - s.P + kh, iw = ow * s.S - s.P + kw;
   if (ih < 0 || ih >= s.H || iw < 0 || iw >= s.W) return 0.0f;
   return x[((n * s.C + c) * s.H + ih) * s.W + iw];
 }
 
 // dx [N, C, H, W] element i from dcol [R, Q]: the sum over every tap that read it.
-HPDL_HD inline float col2im_value(const ConvShape& s, const float* dcol, int64_t i) {
-  const int64_t iw = i % s.W, ih = i / s.W % s.H, c = i / (s.W * s.H) % s.C,
-                n = i / (s.W * s.H * s.C);
-  const int64_t Q = s.N * s.OH * s.OW;
+template <typename I>
+HPDL_HD inline float col2im_value(const ConvShapeOf<I>& s, const float* dcol, I i) {
+  const I iw = i % s.W, ih = i / s.W % s.H, c = i / (s.W * s.H) % s.C, n = i / (s.W * s.H * s.C);
+  const I Q = s.N * s.OH * s.OW;
   float sum = 0;
-  for (int64_t kh = 0; kh < s.K; ++kh) {
-    const int64_t th = ih + s.P - kh;  // = oh S
+  for (I kh = 0; kh < s.K; ++kh) {
+    const I th = ih + s.P - kh;  // = oh S
     if (th < 0 || th % s.S != 0 || th / s.S >= s.OH) continue;
-    for (int64_t kw = 0; kw < s.K; ++kw) {
-      const int64_t tw = iw + s.P - kw;
+    for (I kw = 0; kw < s.K; ++kw) {
+      const I tw = iw + s.P - kw;
       if (tw < 0 || tw % s.S != 0 || tw / s.S >= s.OW) continue;
-      const int64_t r = (c * s.K + kh) * s.K + kw, q = (n * s.OH + th / s.S) * s.OW + tw / s.S;
+      const I r = (c * s.K + kh) * s.K + kw, q = (n * s.OH + th / s.S) * s.OW + tw / s.S;
       sum += dcol[r * Q + q];
     }
   }
@@ -57,22 +70,23 @@ HPDL_HD inline float col2im_value(const ConvShape& s, const float* dcol, int64_t
 
 // The GEMM's output [O, Q] back to the layer's layout [N, O, OH OW] with the bias:
 // y element i = t[o, n OH OW + p] + b[o]. (Its inverse gives the GEMM layout of dy.)
-HPDL_HD inline int64_t gemm_index(int64_t i, int64_t N, int64_t O, int64_t PQ) {
-  const int64_t p = i % PQ, o = i / PQ % O, n = i / (PQ * O);
+template <typename I>
+HPDL_HD inline I gemm_index(I i, I N, I O, I PQ) {
+  const I p = i % PQ, o = i / PQ % O, n = i / (PQ * O);
   return o * (N * PQ) + n * PQ + p;
 }
 
 // Max pooling over K x K windows with stride S (no padding) of x [NC, H, W]: output o's
 // maximum (the first one in row-major window order wins ties, as the reference) and the
 // input index it came from.
-HPDL_HD inline float pool_max(const float* x, int64_t H, int64_t W, int64_t OH, int64_t OW,
-                              int64_t K, int64_t S, int64_t o, int64_t* arg) {
-  const int64_t ow = o % OW, oh = o / OW % OH, nc = o / (OW * OH);
+template <typename I>
+HPDL_HD inline float pool_max(const float* x, I H, I W, I OH, I OW, I K, I S, I o, int64_t* arg) {
+  const I ow = o % OW, oh = o / OW % OH, nc = o / (OW * OH);
   float best = -INFINITY;
-  int64_t best_i = (nc * H + oh * S) * W + ow * S;
-  for (int64_t kh = 0; kh < K; ++kh)
-    for (int64_t kw = 0; kw < K; ++kw) {
-      const int64_t i = (nc * H + oh * S + kh) * W + ow * S + kw;
+  I best_i = (nc * H + oh * S) * W + ow * S;
+  for (I kh = 0; kh < K; ++kh)
+    for (I kw = 0; kw < K; ++kw) {
+      const I i = (nc * H + oh * S + kh) * W + ow * S + kw;
       if (x[i] > best) best = x[i], best_i = i;
     }
   *arg = best_i;
@@ -80,16 +94,17 @@ HPDL_HD inline float pool_max(const float* x, int64_t H, int64_t W, int64_t OH, 
 }
 
 // dx element i: the sum of dy over the outputs whose window holds i and chose it.
-HPDL_HD inline float pool_dx(const float* dy, const int64_t* arg, int64_t H, int64_t W, int64_t OH,
-                             int64_t OW, int64_t K, int64_t S, int64_t i) {
-  const int64_t iw = i % W, ih = i / W % H, nc = i / (W * H);
+template <typename I>
+HPDL_HD inline float pool_dx(const float* dy, const int64_t* arg, I H, I W, I OH, I OW, I K, I S,
+                             I i) {
+  const I iw = i % W, ih = i / W % H, nc = i / (W * H);
   // Outputs oh with oh S <= ih < oh S + K.
-  const int64_t oh_lo = ih >= K ? (ih - K) / S + 1 : 0, oh_hi = ih / S < OH ? ih / S : OH - 1;
-  const int64_t ow_lo = iw >= K ? (iw - K) / S + 1 : 0, ow_hi = iw / S < OW ? iw / S : OW - 1;
+  const I oh_lo = ih >= K ? (ih - K) / S + 1 : 0, oh_hi = ih / S < OH ? ih / S : OH - 1;
+  const I ow_lo = iw >= K ? (iw - K) / S + 1 : 0, ow_hi = iw / S < OW ? iw / S : OW - 1;
   float sum = 0;
-  for (int64_t oh = oh_lo; oh <= oh_hi; ++oh)
-    for (int64_t ow = ow_lo; ow <= ow_hi; ++ow) {
-      const int64_t o = (nc * OH + oh) * OW + ow;
+  for (I oh = oh_lo; oh <= oh_hi; ++oh)
+    for (I ow = ow_lo; ow <= ow_hi; ++ow) {
+      const I o = (nc * OH + oh) * OW + ow;
       if (arg[o] == i) sum += dy[o];
     }
   return sum;

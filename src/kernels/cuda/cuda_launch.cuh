@@ -20,6 +20,11 @@ inline unsigned blocks_for(int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
        i += int64_t{blockDim.x} * gridDim.x)
 
+// The same with indices of type I (int32_t where n < 2^30: i + the grid's stride stays in range).
+#define HPDL_GRID_STRIDE_AS(I, i, n)                                         \
+  for (I i = static_cast<I>(blockIdx.x * blockDim.x + threadIdx.x); i < (n); \
+       i += static_cast<I>(blockDim.x * gridDim.x))
+
 // Sums a and b over the block (kThreads threads); every thread gets the totals. Summation
 // order is fixed by the thread layout, so results repeat run to run.
 __device__ inline void block_sum2(double& a, double& b) {

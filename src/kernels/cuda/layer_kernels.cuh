@@ -25,31 +25,56 @@ __global__ void channel_sum(const float* v, int64_t N, int64_t O, int64_t P, flo
   if (threadIdx.x == 0) out[o] += static_cast<float>(s);
 }
 
-__global__ void im2col(dmath::ConvShape s, const float* x, float* col) {
-  const int64_t Q = s.N * s.OH * s.OW;
-  HPDL_GRID_STRIDE(i, s.C * s.K * s.K * Q) col[i] = dmath::im2col_value(s, x, i / Q, i % Q);
+// The index kernels below run on I = int32_t where the tensors fit (dmath::fits_int32),
+// else int64_t: their time is mostly integer division.
+template <typename I>
+__global__ void im2col(dmath::ConvShapeOf<I> s, const float* x, float* col) {
+  const I Q = s.N * s.OH * s.OW;
+  HPDL_GRID_STRIDE_AS(I, i, s.C * s.K * s.K * Q) col[i] = dmath::im2col_value(s, x, i / Q, i % Q);
 }
-__global__ void col2im(dmath::ConvShape s, const float* dcol, float* dx) {
-  HPDL_GRID_STRIDE(i, s.N * s.C * s.H * s.W) dx[i] = dmath::col2im_value(s, dcol, i);
+template <typename I>
+__global__ void col2im(dmath::ConvShapeOf<I> s, const float* dcol, float* dx) {
+  HPDL_GRID_STRIDE_AS(I, i, s.N * s.C * s.H * s.W) dx[i] = dmath::col2im_value(s, dcol, i);
 }
 // y [N, O, PQ] from the GEMM's t [O, N PQ], plus the bias.
-__global__ void from_gemm_layout(int64_t N, int64_t O, int64_t PQ, const float* t, const float* b,
-                                 float* y) {
-  HPDL_GRID_STRIDE(i, N * O * PQ)
+template <typename I>
+__global__ void from_gemm_layout(I N, I O, I PQ, const float* t, const float* b, float* y) {
+  HPDL_GRID_STRIDE_AS(I, i, N * O * PQ)
   y[i] = t[dmath::gemm_index(i, N, O, PQ)] + (b ? b[i / PQ % O] : 0.0f);
 }
 // t [O, N PQ] from dy [N, O, PQ].
-__global__ void to_gemm_layout(int64_t N, int64_t O, int64_t PQ, const float* dy, float* t) {
-  HPDL_GRID_STRIDE(i, N * O * PQ) t[dmath::gemm_index(i, N, O, PQ)] = dy[i];
+template <typename I>
+__global__ void to_gemm_layout(I N, I O, I PQ, const float* dy, float* t) {
+  HPDL_GRID_STRIDE_AS(I, i, N * O * PQ) t[dmath::gemm_index(i, N, O, PQ)] = dy[i];
+}
+// partial[o, p] = the sum of part p of row o of t [O, Q] (parts: blocks in x, rows in y;
+// each part a contiguous slice), in double.
+__global__ void row_sum_parts(const float* t, int64_t Q, double* partial) {
+  const int64_t o = blockIdx.y, p = blockIdx.x, parts = gridDim.x;
+  const int64_t lo = Q * p / parts, hi = Q * (p + 1) / parts;
+  double s = 0, unused = 0;
+  for (int64_t q = lo + threadIdx.x; q < hi; q += blockDim.x) s += t[o * Q + q];
+  block_sum2(s, unused);
+  if (threadIdx.x == 0) partial[o * parts + p] = s;
+}
+// out[o] += row o's parts, added in order.
+__global__ void add_row_parts(int64_t O, int64_t parts, const double* partial, float* out) {
+  HPDL_GRID_STRIDE(o, O) {
+    double s = 0;
+    for (int64_t p = 0; p < parts; ++p) s += partial[o * parts + p];
+    out[o] += static_cast<float>(s);
+  }
 }
 
-__global__ void pool_forward(int64_t n, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K,
-                             int64_t S, const float* x, float* y, int64_t* arg) {
-  HPDL_GRID_STRIDE(o, n) y[o] = dmath::pool_max(x, H, W, OH, OW, K, S, o, &arg[o]);
+template <typename I>
+__global__ void pool_forward(I n, I H, I W, I OH, I OW, I K, I S, const float* x, float* y,
+                             int64_t* arg) {
+  HPDL_GRID_STRIDE_AS(I, o, n) y[o] = dmath::pool_max(x, H, W, OH, OW, K, S, o, &arg[o]);
 }
-__global__ void pool_backward(int64_t n, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t K,
-                              int64_t S, const float* dy, const int64_t* arg, float* dx) {
-  HPDL_GRID_STRIDE(i, n) dx[i] = dmath::pool_dx(dy, arg, H, W, OH, OW, K, S, i);
+template <typename I>
+__global__ void pool_backward(I n, I H, I W, I OH, I OW, I K, I S, const float* dy,
+                              const int64_t* arg, float* dx) {
+  HPDL_GRID_STRIDE_AS(I, i, n) dx[i] = dmath::pool_dx(dy, arg, H, W, OH, OW, K, S, i);
 }
 
 __global__ void activation_forward(Activation a, int64_t n, const float* x, float* y) {
