@@ -183,11 +183,10 @@ class LstmCellKernel {
   virtual ~LstmCellKernel() = default;
   // gates = (sigmoid, sigmoid, tanh, sigmoid)(pre + rec); c = f c_prev + i g;
   // tanh_c = tanh(c); h = y = o tanh_c. pre [N, ld_pre], rec [N, G], c_prev [N, H]; gates
-  // [N, G], c, tanh_c, h [N, H], y [N, ld_y]. In both passes `ahead` says where the rows
-  // of the next step to be processed lie: +1 or -1 step along the sequence (G floats away
-  // in pre and d_seq, the dims' row_stride in y and dy), 0 when there is none; a hint to read them
-  // into the cache while this step computes (their stride is a whole sequence), which a backend may
-  // ignore.
+  // [N, G], c, tanh_c, h [N, H], y [N, ld_y]. In both passes `ahead` says where the next
+  // step's rows lie: +1 or -1 step along the sequence (G floats away in pre and d_seq, the
+  // dims' row_stride in y and dy), or 0 when there is no next step. A backend may read them
+  // into the cache while this step computes (rows a whole sequence apart) or ignore it.
   virtual void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
                        float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
                        int64_t ahead) = 0;
