@@ -111,6 +111,19 @@ TEST(LayerWork, LenetIterationByHand) {
   EXPECT_NEAR((fwd + bwd) / 1e9, 4.9, 0.05);
 }
 
+// The MLP preset starts with a flatten (a view): its first dense layer is given no dx to
+// write, so its backward counts no input gradient (counted, it showed 170 % of the GEMM peak).
+TEST(LayerWork, ALayerAfterOnlyViewsCountsNoInputGradient) {
+  const Config cfg =
+      load_config(std::string(HPDL_SOURCE_DIR) + "/inputs/mlp_fashion_mnist.toml", {});
+  auto model = build_model(cfg.model, 32, "reference");
+  ASSERT_EQ(model->layer(0).kind(), "flatten");
+  ASSERT_EQ(model->layer(1).kind(), "dense");
+  // dense1 32 x 784 -> 64: dw and db only; dense2 64 -> 64 computes its dx as well.
+  EXPECT_DOUBLE_EQ(model->layer_work(1).backward.flops, 3'211'264 + 2'048);
+  EXPECT_DOUBLE_EQ(model->layer_work(4).backward.flops, 2 * (2 * 32.0 * 64 * 64) + 2'048);
+}
+
 // Ceilings of 100 GFLOP/s and 10 GB/s: the ridge at 10 FLOP/byte.
 TEST(LayerWork, EfficiencyAgainstTheRooflineByHand) {
   const Ceilings c{100e9, 10e9};

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -183,7 +184,7 @@ void H5Split::normalize_channels() {
   }
   norm_inv_std_.resize(C);
   for (size_t c = 0; c < C; ++c) {
-    auto bad = [&](const char* stat, float v, const char* why) {
+    auto bad = [&](const char* stat, double v, const char* why) {
       std::ostringstream msg;
       msg << where_ << "x." << stat << "[" << c << "] = " << v << " " << why
           << " (data.normalize divides by std and subtracts mean)";
@@ -191,9 +192,13 @@ void H5Split::normalize_channels() {
     };
     if (!std::isfinite(mean[c])) bad("mean", mean[c], "is not finite");
     if (!std::isfinite(stdev[c])) bad("std", stdev[c], "is not finite");
+    // A positive std below the smallest normal float (1/std overflows), found from its bits:
+    // the CPU backends' threads read denormals as zero (src/kernels/denormals.hpp), where it
+    // would compare, and print, as 0. Its value for the message comes from the bits too.
+    if (const auto bits = std::bit_cast<uint32_t>(stdev[c]); bits != 0 && bits < 0x00800000u)
+      bad("std", std::ldexp(static_cast<double>(bits), -149), "is so small that 1/std overflows");
     if (!(stdev[c] > 0)) bad("std", stdev[c], "is not positive");
     norm_inv_std_[c] = 1.0f / stdev[c];
-    if (!std::isfinite(norm_inv_std_[c])) bad("std", stdev[c], "is so small that 1/std overflows");
   }
   norm_mean_ = std::move(mean);
 }

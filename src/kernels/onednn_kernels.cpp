@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "blas_gemm.hpp"
+#include "denormals.hpp"
 #include "element_math.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
@@ -289,6 +290,7 @@ bool use_blas_gemm() {
 }
 
 std::unique_ptr<KernelFactory> make_onednn_kernels(Precision precision) {
+  flush_denormals();
   return std::make_unique<onednn::OneDnnKernels>(precision);
 }
 

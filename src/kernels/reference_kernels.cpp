@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "denormals.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "loop_kernels.hpp"
@@ -211,6 +212,7 @@ class ReferenceKernels final : public LoopKernels {
 }  // namespace
 
 std::unique_ptr<KernelFactory> make_reference_kernels() {
+  flush_denormals();
   return std::make_unique<ReferenceKernels>();
 }
 

@@ -139,6 +139,13 @@ void Chain::forward(const float* x, const Pass& pass, float* out) {
   }
 }
 
+bool Chain::layer_writes_input_grad(size_t i, bool input_grad) const {
+  for (size_t j = 0; j < i && !input_grad; ++j) input_grad = !layers_[j]->is_view();
+  return input_grad;
+}
+
+// dact_[i] is layer i's dx: a buffer of its own, or layer i - 1's dx when that layer is a
+// view (which computes nothing), so a layer with only views before it gets the chain's dx.
 void Chain::backward(const float* x, const float* dy, float* dx, const Pass& pass,
                      const std::function<void(size_t)>& on_layer_done) {
   const size_t n = layers_.size();

@@ -149,7 +149,8 @@ LayerWork Branches::work(bool input_grad) const {
 
 LayerWork Chain::work(bool input_grad) const {
   LayerWork w;
-  for (size_t i = 0; i < layers_.size(); ++i) w += layers_[i]->work(input_grad || i > 0);
+  for (size_t i = 0; i < layers_.size(); ++i)
+    w += layers_[i]->work(layer_writes_input_grad(i, input_grad));
   return w;
 }
 

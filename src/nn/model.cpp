@@ -44,7 +44,7 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, const Shape& input,
 double Model::step_flop() const {
   double flop = 0;
   for (size_t i = 0; i < chain_.size(); ++i) {
-    const LayerWork w = chain_.layer(i).work(i > 0);
+    const LayerWork w = layer_work(i);
     flop += w.forward.flops + w.backward.flops;
   }
   return flop;

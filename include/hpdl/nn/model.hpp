@@ -87,8 +87,10 @@ class Model {
   // against the machine's memory).
   uint64_t estimated_bytes() const { return chain_.estimated_bytes(); }
   const Layer& layer(size_t i) const { return chain_.layer(i); }
-  // Layer i's FLOPs and bytes per pass at this batch (the first layer computes no dx).
-  LayerWork layer_work(size_t i) const { return chain_.layer(i).work(i > 0); }
+  // Layer i's FLOPs and bytes per pass at this batch (no dx where only views come before).
+  LayerWork layer_work(size_t i) const {
+    return chain_.layer(i).work(chain_.layer_writes_input_grad(i, false));
+  }
   // Every layer's work by layer name (what the trace writer puts in layers.csv).
   std::map<std::string, LayerWork> work_by_layer() const {
     std::map<std::string, LayerWork> w;
