@@ -3,8 +3,8 @@
 # model, data (the Fashion-MNIST HDF5 files), batch, optimizer and total thread count.
 # Rounds alternate between the two so machine noise hits both; the table shows medians.
 # LeNet is measured twice: over its first 150 steps, and over the rest of its second epoch
-# (steps 470-750), where Adam's update meets denormal floats, most likely decayed moments
-# (hpdl's CPU backends flush them to zero; PyTorch by default does not).
+# (steps 470-750), where Adam's update meets denormal floats (hpdl's CPU backends flush them
+# to zero; PyTorch by default does not).
 # PyTorch is Debian's python3-torch with Debian's OpenBLAS (libopenblas0-openmp) preloaded.
 # Usage: [HPDL=other/hpdl] profiling/bench_vs_pytorch.sh [ROUNDS]   (default 3)
 set -euo pipefail
