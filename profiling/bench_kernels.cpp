@@ -73,7 +73,7 @@ BENCHMARK(BM_Dense)
     ->Args({1, 100, 16, 64})  // HAR 2x2 h32: one step's recurrent product (H = 16 per direction)
     ->Args({1, 16, 784, 64})
     ->Args({1, 64, 2450, 500})
-    ->Args({1, 128, 2450, 500})
+    ->Args({1, 128, 2450, 500})  // LeNet's dense1 at the preset's batch
     ->Args({0, 16, 784, 64})
     ->Unit(benchmark::kMicrosecond);
 
