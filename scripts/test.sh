@@ -20,4 +20,14 @@ if grep -q "(Skipped)" ctest.log; then
        reason { print "  " name ": " $0; reason = 0 }' Testing/Temporary/LastTest.log | sort -u
   grep -E "^[0-9]+% tests passed" ctest.log | tail -n 1
 fi
+# A failed test's own lines sit in the middle of a long log: repeat each failed check (a
+# GoogleTest failure and the lines that say why) just above the summary line.
+if [ "$rc" != 0 ] && grep -q ": Failure$" Testing/Temporary/LastTest.log; then
+  echo "Failed checks:"
+  awk '/^[0-9]+\/[0-9]+ Test: / { name = $3; next }
+       /: Failure$/ { print "  " name ": " $0; left = 6; next }
+       left > 0 && /^\[  FAILED  \]/ { left = 0; next }
+       left > 0 { print "    " $0; left-- }' Testing/Temporary/LastTest.log | head -n 80
+  grep -E "^[0-9]+% tests passed" ctest.log | tail -n 1
+fi
 exit "$rc"
