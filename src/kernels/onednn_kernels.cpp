@@ -17,6 +17,7 @@
 #include "hpdl/kernels/kernels.hpp"
 #include "loop_kernels.hpp"
 #include "onednn_step.hpp"
+#include "panel_gemm.hpp"
 #include "tiled_max_pool.hpp"
 
 namespace hpdl::onednn {
@@ -250,6 +251,10 @@ class OneDnnKernels final : public LoopKernels {
   }
   std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) override {
     return make_batch_norm(*be_, d);
+  }
+  // The LSTM's small per-step products: its own panel product (with HPDL_GEMM=blas too).
+  std::unique_ptr<RecurrentProductKernel> recurrent_product(const RecurrentDims& d) override {
+    return make_panel_recurrent_product(d);
   }
   bool use_one_thread() override {
     if (blas_) return false;  // OpenBLAS keeps its own threads

@@ -35,7 +35,7 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   wx_ = p[0], wh_ = p[1], b_ = p[2], dwx_ = g[0], dwh_ = g[1], db_ = g[2];
   const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H;
   input_ = k.dense({N * T, in_, G});
-  recurrent_ = k.dense({N, H, G});
+  recurrent_ = k.recurrent_product({N, H});
   if (T > 1) recurrent_all_ = k.dense({(T - 1) * N, H, G});
   cell_ = k.lstm_cell({N, H, row_stride_});
   pre_ = Buffer(N * T * G, k.device());
@@ -45,7 +45,7 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   hiddens_ = Buffer(T * N * H, k.device());
   rec_ = Buffer(N * G, k.device());
   dpre_ = Buffer(T * N * G, k.device());
-  zeros_ = Buffer(std::max(N * H, G), k.device());
+  zeros_ = Buffer(N * H, k.device());
   dh_ = Buffer(N * H, k.device());
   dc_ = Buffer(N * H, k.device());
   device_ = &k.device();
@@ -74,11 +74,12 @@ void Lstm::forward(const float* x, float* y, const Pass&) {
 
 void Lstm::forward_steps(float* y) {
   const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H, W = row_stride_;
+  recurrent_->use_weights(wh_.data());
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = step_index(s);
     const float* h_prev = s ? hiddens_.data() + (s - 1) * N * H : zeros_.data();
     const float* c_prev = s ? cells_.data() + (s - 1) * N * H : zeros_.data();
-    recurrent_->forward(h_prev, wh_.data(), zeros_.data(), rec_.data());
+    recurrent_->forward(h_prev, rec_.data());
     float* gates = gates_.data() + s * N * G;
     float* cells = cells_.data() + s * N * H;
     float* tanh_c = tanh_cells_.data() + s * N * H;
@@ -112,6 +113,7 @@ void Lstm::backward(const float* x, const float*, const float* dy, float* dx, co
 
 void Lstm::backward_steps(const float* dy) {
   const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H, W = row_stride_;
+  recurrent_->use_weights(wh_.data());
   for (int64_t s = T - 1; s >= 0; --s) {
     const int64_t t = step_index(s);
     const float* gates = gates_.data() + s * N * G;
@@ -124,7 +126,7 @@ void Lstm::backward_steps(const float* dy) {
     cell_->backward(gates, tanh_c, c_prev, dy + t * W, T * W, dh, dc_.data(), dpre_step,
                     dpre_all + t * G, T * G, ahead);
     // dh for step s-1; h_{-1} = 0, so the first step passes nothing further back.
-    if (s > 0) recurrent_->backward(nullptr, wh_.data(), dpre_step, dh, nullptr, nullptr);
+    if (s > 0) recurrent_->backward(dpre_step, dh);
   }
 }
 

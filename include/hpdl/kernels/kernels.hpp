@@ -215,6 +215,23 @@ class LstmCellKernel {
   }
 };
 
+// The two products of an LSTM's steps with its recurrent weights wh [G, H] (G = 4H), which
+// stay the same through a pass: rec[N, G] = h[N, H] wh^T forward, dh[N, H] = d[N, G] wh
+// backward.
+struct RecurrentDims {
+  int64_t batch, hidden;
+};
+
+class RecurrentProductKernel {
+ public:
+  virtual ~RecurrentProductKernel() = default;
+  // The weights of the products that follow, until the next call: a kernel may copy them
+  // into a layout of its own here, so they must not change before that call.
+  virtual void use_weights(const float* wh) = 0;
+  virtual void forward(const float* h, float* rec) = 0;  // overwrites rec
+  virtual void backward(const float* d, float* dh) = 0;  // overwrites dh
+};
+
 // Per-sample normalisation of [N, M] to zero mean and unit variance, then one learned
 // scale and shift for all elements: y = gamma * xhat + beta. gamma, beta and their
 // gradients are single floats in backend memory (the layer's parameters).
@@ -279,6 +296,8 @@ class KernelFactory {
   virtual std::unique_ptr<SoftmaxXentKernel> softmax_xent(int64_t batch, int64_t classes) = 0;
   virtual std::unique_ptr<DropoutKernel> dropout(const DropoutDims& d) = 0;
   virtual std::unique_ptr<LstmCellKernel> lstm_cell(const LstmCellDims& d) = 0;
+  // By default two products of dense() (recurrent_product.cpp).
+  virtual std::unique_ptr<RecurrentProductKernel> recurrent_product(const RecurrentDims& d);
   virtual std::unique_ptr<ScalarNormKernel> scalar_norm(const ScalarNormDims& d) = 0;
   virtual std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) = 0;
   // Runs the kernels made from now on on one of the rank's threads: what Model asks for when

@@ -1,7 +1,8 @@
 // Recurrent layers for sequence models (the HAR and HHAR LSTMs). Sequences are [N, T, C]
-// row-major (batch, time, channels). The LSTM's matrix products go through the backend's
-// DenseKernel (oneDNN matmul on the CPU), its gate arithmetic through the backend's fused
-// LstmCellKernel.
+// row-major (batch, time, channels). The LSTM's products over whole sequences go through the
+// backend's DenseKernel (oneDNN matmul on the CPU), the small per-step ones with the
+// recurrent weights through its RecurrentProductKernel, its gate arithmetic through its
+// fused LstmCellKernel.
 #pragma once
 #include <vector>
 
@@ -46,8 +47,9 @@ class Lstm final : public Layer {
   float forget_bias_;
   bool reverse_;
   std::span<float> wx_, wh_, b_, dwx_, dwh_, db_;
-  // [N*T, C] -> [N*T, 4H]; [N, H] -> [N, 4H] per step; [(T-1)*N, H] -> [.., 4H] for dWh
-  std::unique_ptr<DenseKernel> input_, recurrent_, recurrent_all_;
+  // [N*T, C] -> [N*T, 4H]; [(T-1)*N, H] -> [.., 4H] for dWh; the per-step products with wh
+  std::unique_ptr<DenseKernel> input_, recurrent_all_;
+  std::unique_ptr<RecurrentProductKernel> recurrent_;
   std::unique_ptr<LstmCellKernel> cell_;
   Buffer pre_;         // [N*T, 4H]: input projections, then (backward) gate gradients
   Buffer gates_;       // [T, N, 4H]: i, f, g, o after their nonlinearities (processing order)
@@ -56,7 +58,7 @@ class Lstm final : public Layer {
   Buffer hiddens_;     // [T, N, H]: h_t in processing order (contiguous per step for matmuls)
   Buffer rec_;         // [N, 4H]: h_{t-1} Wh^T
   Buffer dpre_;        // [T, N, 4H]: gate gradients in processing order
-  Buffer zeros_;       // [max(N*H, 4H)]: h_{-1} = c_{-1} = 0, and the recurrent kernel's bias
+  Buffer zeros_;       // [N*H]: h_{-1} = c_{-1} = 0
   Buffer dh_, dc_;     // [N, H]: gradients flowing to the previous step
   Device* device_ = nullptr;
   std::unique_ptr<Recording> forward_loop_, backward_loop_;

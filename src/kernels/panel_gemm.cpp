@@ -1,0 +1,99 @@
+// The panel product (panel_gemm.hpp): GCC vector types as wide as the build's registers
+// (AVX-512, AVX2 or 128-bit SSE / NEON), tiles of MR rows by one panel.
+#include "panel_gemm.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+namespace {
+
+#if defined(__AVX512F__)
+constexpr int kWidth = 16;
+#elif defined(__AVX__)
+constexpr int kWidth = 8;
+#else
+constexpr int kWidth = 4;
+#endif
+typedef float Vec __attribute__((vector_size(kWidth * sizeof(float))));
+
+// Rows of a tile: the sums of R rows x NV vectors, a broadcast and NV loads of b fit in the
+// 16 registers of AVX2 (12 sums); AVX-512 and NEON have 32.
+constexpr int rows_per_tile(int vectors) { return vectors == 2 ? 6 : 12; }
+
+// c[R, cols] = a[R, K] panel[K, NV * kWidth], the first `cols` columns stored.
+template <int R, int NV>
+void tile(int64_t K, const float* a, int64_t lda, const float* panel, float* c, int64_t ldc,
+          int cols) {
+  Vec sum[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) sum[r][v] = Vec{};
+  for (int64_t k = 0; k < K; ++k) {
+    Vec b[NV];
+    for (int v = 0; v < NV; ++v) std::memcpy(&b[v], panel + (k * NV + v) * kWidth, sizeof(Vec));
+    for (int r = 0; r < R; ++r) {
+      const float s = a[r * lda + k];
+      for (int v = 0; v < NV; ++v) sum[r][v] += s * b[v];
+    }
+  }
+  if (cols == NV * kWidth) {
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) std::memcpy(c + r * ldc + v * kWidth, &sum[r][v], sizeof(Vec));
+    return;
+  }
+  for (int r = 0; r < R; ++r) std::memcpy(c + r * ldc, &sum[r][0], size_t(cols) * sizeof(float));
+}
+
+// The last R or fewer rows of a panel, as one tile of exactly `rows` rows (0 < rows <= R).
+template <int R, int NV>
+void last_rows(int64_t rows, int64_t K, const float* a, int64_t lda, const float* panel, float* c,
+               int64_t ldc, int cols) {
+  if constexpr (R > 0) {
+    if (rows == R) return tile<R, NV>(K, a, lda, panel, c, ldc, cols);
+    last_rows<R - 1, NV>(rows, K, a, lda, panel, c, ldc, cols);
+  }
+}
+
+// Every tile of one panel: whole tiles of MR rows, then the rows left as one smaller tile.
+template <int NV>
+void panel_rows(int64_t m, int64_t K, const float* a, int64_t lda, const float* panel, float* c,
+                int64_t ldc, int cols) {
+  constexpr int MR = rows_per_tile(NV);
+  int64_t i = 0;
+  for (; i + MR <= m; i += MR) tile<MR, NV>(K, a + i * lda, lda, panel, c + i * ldc, ldc, cols);
+  if (i < m) last_rows<MR - 1, NV>(m - i, K, a + i * lda, lda, panel, c + i * ldc, ldc, cols);
+}
+
+}  // namespace
+
+PanelMatrix::PanelMatrix(int64_t k, int64_t n) : k_(k), n_(n), vectors_(n >= 2 * kWidth ? 2 : 1) {
+  HPDL_REQUIRE(k > 0 && n > 0, "panel product: empty matrix");
+  const int64_t width = vectors_ * kWidth, panels = (n + width - 1) / width;
+  panels_.assign(size_t(panels * k * width), 0.0f);
+}
+
+void PanelMatrix::pack(const float* src, int64_t row, int64_t col) {
+  const int64_t width = vectors_ * kWidth;
+  for (int64_t j0 = 0; j0 < n_; j0 += width) {
+    float* panel = panels_.data() + j0 * k_;
+    const int64_t cols = std::min(width, n_ - j0);
+    for (int64_t i = 0; i < k_; ++i)
+      for (int64_t j = 0; j < cols; ++j) panel[i * width + j] = src[i * row + (j0 + j) * col];
+  }
+}
+
+void PanelMatrix::multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc) const {
+  const int64_t width = vectors_ * kWidth;
+  for (int64_t j0 = 0; j0 < n_; j0 += width) {
+    const float* panel = panels_.data() + j0 * k_;
+    const int cols = int(std::min(width, n_ - j0));
+    if (vectors_ == 2)
+      panel_rows<2>(m, k_, a, lda, panel, c + j0, ldc, cols);
+    else
+      panel_rows<1>(m, k_, a, lda, panel, c + j0, ldc, cols);
+  }
+}
+
+}  // namespace hpdl

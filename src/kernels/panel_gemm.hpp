@@ -1,0 +1,36 @@
+// c[M, N] = a[M, K] b[K, N] for a small product whose b stays the same over many calls (an
+// LSTM's recurrent weights through the steps of a pass): b is copied once into column panels
+// one or two vector registers wide, and each tile of rows x panel keeps its sums in registers.
+// A general GEMM (oneDNN's) re-reads and re-lays b on every call, which for the HAR LSTMs'
+// 50 x 16 by 16 x 64 costs more than the products. Every element is the sum over k in
+// order (one multiply-add each), so a row's result does not depend on the other rows (a
+// batch split over ranks gives the same bits). Private to kernels/.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "aligned_floats.hpp"
+#include "hpdl/kernels/kernels.hpp"
+
+namespace hpdl {
+
+class PanelMatrix {
+ public:
+  PanelMatrix(int64_t k, int64_t n);
+  // b(i, j) = src[i * row + j * col]: b or b^T of a row-major matrix.
+  void pack(const float* src, int64_t row, int64_t col);
+  int64_t rows() const { return k_; }
+  int64_t cols() const { return n_; }
+  // c[m, N] (row stride ldc) = a[m, K] (row stride lda) b; overwrites c.
+  void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc) const;
+
+ private:
+  int64_t k_, n_;
+  int vectors_;           // per panel: 2, or 1 where N is narrower than two vectors
+  AlignedFloats panels_;  // [panel][K][panel width], the last panel's extra columns 0
+};
+
+// An LSTM's per-step products (kernels.hpp) as panel products, wh laid out by use_weights.
+std::unique_ptr<RecurrentProductKernel> make_panel_recurrent_product(const RecurrentDims& d);
+
+}  // namespace hpdl

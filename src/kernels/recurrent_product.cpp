@@ -1,0 +1,59 @@
+// The LSTM's per-step products with its recurrent weights (kernels.hpp): by default two
+// products of the backend's dense kernel; on the oneDNN backend the panel product
+// (panel_gemm.hpp), the weights laid out once per pass.
+#include <memory>
+
+#include "hpdl/core/buffer.hpp"
+#include "hpdl/kernels/kernels.hpp"
+#include "panel_gemm.hpp"
+
+namespace hpdl {
+namespace {
+
+// rec = h wh^T + 0 through the dense kernel's forward (a zero bias on the backend's device),
+// dh = d wh through its backward's input gradient.
+class DenseRecurrentProduct final : public RecurrentProductKernel {
+ public:
+  DenseRecurrentProduct(KernelFactory& k, const RecurrentDims& d)
+      : dense_(k.dense({d.batch, d.hidden, 4 * d.hidden})), zeros_(4 * d.hidden, k.device()) {
+    zeros_.zero();
+  }
+  void use_weights(const float* wh) override { wh_ = wh; }
+  void forward(const float* h, float* rec) override { dense_->forward(h, wh_, zeros_.data(), rec); }
+  void backward(const float* d, float* dh) override {
+    dense_->backward(nullptr, wh_, d, dh, nullptr, nullptr);
+  }
+
+ private:
+  std::unique_ptr<DenseKernel> dense_;
+  Buffer zeros_;
+  const float* wh_ = nullptr;
+};
+
+class PanelRecurrentProduct final : public RecurrentProductKernel {
+ public:
+  explicit PanelRecurrentProduct(const RecurrentDims& d)
+      : n_(d.batch), h_(d.hidden), wh_t_(d.hidden, 4 * d.hidden), wh_(4 * d.hidden, d.hidden) {}
+  void use_weights(const float* wh) override {
+    wh_t_.pack(wh, 1, h_);  // wh^T(i, j) = wh[j, i]
+    wh_.pack(wh, h_, 1);
+  }
+  void forward(const float* h, float* rec) override { wh_t_.multiply(n_, h, h_, rec, 4 * h_); }
+  void backward(const float* d, float* dh) override { wh_.multiply(n_, d, 4 * h_, dh, h_); }
+
+ private:
+  int64_t n_, h_;
+  PanelMatrix wh_t_, wh_;  // [H, G] and [G, H]
+};
+
+}  // namespace
+
+std::unique_ptr<RecurrentProductKernel> KernelFactory::recurrent_product(const RecurrentDims& d) {
+  return std::make_unique<DenseRecurrentProduct>(*this, d);
+}
+
+std::unique_ptr<RecurrentProductKernel> make_panel_recurrent_product(const RecurrentDims& d) {
+  return std::make_unique<PanelRecurrentProduct>(d);
+}
+
+}  // namespace hpdl
