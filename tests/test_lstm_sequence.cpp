@@ -1,7 +1,7 @@
-// The oneDNN backend's LSTM runs whole sequences in blocks of samples, on the rank's threads
-// (src/kernels/loop_lstm_cell.cpp): a sample's numbers do not depend on the block it falls
-// in, on how many samples the batch has, or on the threads; and they agree with the
-// reference backend's step-by-step loop.
+// An LSTM layer on the oneDNN backend (its per-step products with the recurrent weights as
+// panel products, src/kernels/panel_gemm.hpp, in tiles of 6 or 12 rows): a sample's numbers
+// do not depend on where in the batch it sits, on how many samples the batch has, or on
+// the threads; and they agree with the reference backend's.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -49,11 +49,11 @@ Outcome run_lstm(const std::string& backend, int64_t first, int64_t batch, bool 
   return r;
 }
 
-TEST(LstmSequence, ASamplesNumbersDoNotDependOnItsBlockOrTheThreads) {
+TEST(LstmSequence, ASamplesNumbersDoNotDependOnItsPlaceInTheBatchOrTheThreads) {
   for (const bool reverse : {false, true}) {
     SCOPED_TRACE(reverse ? "reversed" : "forward");
-    // 29 samples: two whole blocks of 12 and 5 more; samples 5..17 alone sit elsewhere in
-    // their blocks (sample 12 first of block 1 there, eighth of block 0 here).
+    // 29 samples: whole tiles of 6 or 12 rows and 5 more; samples 5..17 alone sit elsewhere
+    // in their tiles (sample 12 first of the second 12-row tile there, eighth here).
     const Outcome all = run_lstm("onednn", 0, 29, reverse, 1),
                   two = run_lstm("onednn", 0, 29, reverse, 2);
     EXPECT_EQ(all.out, two.out);

@@ -30,8 +30,4 @@ class LoopKernels : public KernelFactory {
   std::unique_ptr<VectorOps> ops_;
 };
 
-// The LSTM cell (loop_lstm_cell.cpp): with `parallel` (the oneDNN backend) on the rank's
-// threads, and whole sequences at once, their products included (forward_sequence).
-std::unique_ptr<LstmCellKernel> make_loop_lstm_cell(const LstmCellDims& d, bool parallel);
-
 }  // namespace hpdl
