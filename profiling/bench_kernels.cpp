@@ -77,6 +77,27 @@ BENCHMARK(BM_Dense)
     ->Args({0, 16, 784, 64})
     ->Unit(benchmark::kMicrosecond);
 
+// An LSTM's per-step products with its recurrent weights, forward and backward (args: 0 the
+// oneDNN backend's dense kernel / 1 its panel product, batch, hidden): HAR h32 and h64 per
+// direction at batch 50 (2 ranks) and 100 (1 rank).
+void BM_RecurrentProduct(benchmark::State& state) {
+  auto kernels = make_kernel_factory("onednn");
+  const RecurrentDims d{state.range(1), state.range(2)};
+  auto k =
+      state.range(0) ? kernels->recurrent_product(d) : kernels->KernelFactory::recurrent_product(d);
+  const int64_t G = 4 * d.hidden;
+  auto wh = filled(G * d.hidden), h = filled(d.batch * d.hidden), rec = filled(d.batch * G);
+  k->use_weights(wh.data());
+  for (auto _ : state) {
+    k->forward(h.data(), rec.data());
+    k->backward(rec.data(), h.data());
+  }
+  state.SetItemsProcessed(state.iterations() * d.batch);
+}
+BENCHMARK(BM_RecurrentProduct)
+    ->ArgsProduct({{0, 1}, {50, 100}, {16, 32}})
+    ->Unit(benchmark::kMicrosecond);
+
 // Conv forward + backward (args: backend, batch, in_c, hw, out_c, kernel, pad): LeNet's conv2.
 void BM_Conv(benchmark::State& state) {
   auto kernels = make_kernel_factory(state.range(0) ? "onednn" : "reference");
