@@ -1,7 +1,7 @@
 // An LSTM layer on the oneDNN backend (its per-step products with the recurrent weights as
 // panel products, src/kernels/panel_gemm.hpp, in tiles of 6 or 12 rows): a sample's numbers
-// do not depend on where in the batch it sits, on how many samples the batch has, or on
-// the threads; and they agree with the reference backend's.
+// do not depend on the threads, nor (beyond rounding) on where in the batch it sits or how
+// many samples the batch has; and they agree with the reference backend's.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -58,9 +58,13 @@ TEST(LstmSequence, ASamplesNumbersDoNotDependOnItsPlaceInTheBatchOrTheThreads) {
                   two = run_lstm("onednn", 0, 29, reverse, 2);
     EXPECT_EQ(all.out, two.out);
     EXPECT_EQ(all.grads, two.grads);
+    // Within rounding only: oneDNN's input projection over all steps (AVX2 code: gemm:jit)
+    // may sum in another order for another row count; the panel products do not
+    // (PanelGemm.PacksATransposeAndEachRowAloneGivesTheSameBits).
     const Outcome part = run_lstm("onednn", 5, 13, reverse, 1);
     const int64_t out = kSteps * kHidden;
-    for (int64_t i = 0; i < 13 * out; ++i) ASSERT_EQ(part.out[i], all.out[5 * out + i]) << i;
+    for (int64_t i = 0; i < 13 * out; ++i)
+      ASSERT_NEAR(part.out[i], all.out[5 * out + i], 1e-6) << i;
     const Outcome ref = run_lstm("reference", 0, 29, reverse, 1);
     for (size_t i = 0; i < ref.out.size(); ++i) ASSERT_NEAR(all.out[i], ref.out[i], 1e-5) << i;
     for (size_t i = 0; i < ref.grads.size(); ++i)

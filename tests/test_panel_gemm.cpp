@@ -71,6 +71,19 @@ TEST(PanelGemm, PacksATransposeAndEachRowAloneGivesTheSameBits) {
   }
 }
 
+TEST(PanelGemm, RowsSharedOverThreadsGiveTheSameBits) {
+  for (const Case s : {Case{64, 64, 256}, Case{29, 7, 20}, Case{5, 3, 4}}) {
+    SCOPED_TRACE(::testing::Message() << s.m << " x " << s.k << " by " << s.k << " x " << s.n);
+    const auto a = uniform_values(s.m * s.k, 10, 70), b = uniform_values(s.k * s.n, 11, 70);
+    PanelMatrix pm(s.k, s.n);
+    pm.pack(b.data(), s.n, 1);
+    std::vector<float> one(size_t(s.m * s.n)), three(size_t(s.m * s.n), -1.0f);
+    pm.multiply(s.m, a.data(), s.k, one.data(), s.n);
+    pm.multiply(s.m, a.data(), s.k, three.data(), s.n, 3);
+    EXPECT_EQ(one, three);
+  }
+}
+
 TEST(RecurrentProduct, OneDnnPanelsAgreeWithTheReferenceDense) {
   auto ref = make_kernel_factory("reference");
   auto fast = make_kernel_factory("onednn");

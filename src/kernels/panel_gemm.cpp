@@ -84,7 +84,21 @@ void PanelMatrix::pack(const float* src, int64_t row, int64_t col) {
   }
 }
 
-void PanelMatrix::multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc) const {
+void PanelMatrix::multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc,
+                           int threads) const {
+  constexpr int64_t kWholeTiles = 12;  // parts start at a multiple of either tile's rows
+  const int64_t parts = std::min<int64_t>(threads, (m + kWholeTiles - 1) / kWholeTiles);
+  if (parts <= 1) return multiply_rows(m, a, lda, c, ldc);
+#pragma omp parallel for num_threads(parts)
+  for (int64_t p = 0; p < parts; ++p) {
+    const int64_t first = m * p / parts / kWholeTiles * kWholeTiles;
+    const int64_t end = p + 1 == parts ? m : m * (p + 1) / parts / kWholeTiles * kWholeTiles;
+    multiply_rows(end - first, a + first * lda, lda, c + first * ldc, ldc);
+  }
+}
+
+void PanelMatrix::multiply_rows(int64_t m, const float* a, int64_t lda, float* c,
+                                int64_t ldc) const {
   const int64_t width = vectors_ * kWidth;
   for (int64_t j0 = 0; j0 < n_; j0 += width) {
     const float* panel = panels_.data() + j0 * k_;

@@ -21,16 +21,22 @@ class PanelMatrix {
   void pack(const float* src, int64_t row, int64_t col);
   int64_t rows() const { return k_; }
   int64_t cols() const { return n_; }
-  // c[m, N] (row stride ldc) = a[m, K] (row stride lda) b; overwrites c.
-  void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc) const;
+  // c[m, N] (row stride ldc) = a[m, K] (row stride lda) b; overwrites c. With threads > 1,
+  // the rows in that many parts on OpenMP threads (the same numbers: rows are independent).
+  void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc,
+                int threads = 1) const;
 
  private:
   int64_t k_, n_;
-  int vectors_;           // per panel: 2, or 1 where N is narrower than two vectors
+  int vectors_;  // per panel: 2, or 1 where N is narrower than two vectors
+  void multiply_rows(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc) const;
+
   AlignedFloats panels_;  // [panel][K][panel width], the last panel's extra columns 0
 };
 
-// An LSTM's per-step products (kernels.hpp) as panel products, wh laid out by use_weights.
-std::unique_ptr<RecurrentProductKernel> make_panel_recurrent_product(const RecurrentDims& d);
+// An LSTM's per-step products (kernels.hpp) as panel products, wh laid out by use_weights;
+// on `threads` OpenMP threads (0: all the rank's) where a product is large enough to share.
+std::unique_ptr<RecurrentProductKernel> make_panel_recurrent_product(const RecurrentDims& d,
+                                                                     int threads);
 
 }  // namespace hpdl

@@ -1,6 +1,8 @@
 // The LSTM's per-step products with its recurrent weights (kernels.hpp): by default two
 // products of the backend's dense kernel; on the oneDNN backend the panel product
 // (panel_gemm.hpp), the weights laid out once per pass.
+#include <omp.h>
+
 #include <memory>
 
 #include "hpdl/core/buffer.hpp"
@@ -30,19 +32,36 @@ class DenseRecurrentProduct final : public RecurrentProductKernel {
   const float* wh_ = nullptr;
 };
 
+// Shared over the rank's threads from 1 Mi multiply-adds (HHAR's 64 x 64 by 64 x 256 a
+// step); HAR's 50 x 16 by 16 x 64 is over before a parallel region would have started.
 class PanelRecurrentProduct final : public RecurrentProductKernel {
  public:
-  explicit PanelRecurrentProduct(const RecurrentDims& d)
-      : n_(d.batch), h_(d.hidden), wh_t_(d.hidden, 4 * d.hidden), wh_(4 * d.hidden, d.hidden) {}
+  PanelRecurrentProduct(const RecurrentDims& d, int threads)
+      : n_(d.batch),
+        h_(d.hidden),
+        threads_(n_ * h_ * 4 * h_ >= (int64_t{1} << 20) ? threads : 1),
+        wh_t_(d.hidden, 4 * d.hidden),
+        wh_(4 * d.hidden, d.hidden) {}
   void use_weights(const float* wh) override {
     wh_t_.pack(wh, 1, h_);  // wh^T(i, j) = wh[j, i]
     wh_.pack(wh, h_, 1);
   }
-  void forward(const float* h, float* rec) override { wh_t_.multiply(n_, h, h_, rec, 4 * h_); }
-  void backward(const float* d, float* dh) override { wh_.multiply(n_, d, 4 * h_, dh, h_); }
+  void forward(const float* h, float* rec) override {
+    wh_t_.multiply(n_, h, h_, rec, 4 * h_, threads());
+  }
+  void backward(const float* d, float* dh) override {
+    wh_.multiply(n_, d, 4 * h_, dh, h_, threads());
+  }
 
  private:
+  // Inside a parallel region (an LSTM on a branch's thread) the calling thread alone.
+  int threads() const {
+    if (threads_ == 1 || omp_in_parallel()) return 1;
+    return threads_ > 0 ? threads_ : omp_get_max_threads();
+  }
+
   int64_t n_, h_;
+  int threads_;            // 1, or those of the factory (0: all)
   PanelMatrix wh_t_, wh_;  // [H, G] and [G, H]
 };
 
@@ -52,8 +71,9 @@ std::unique_ptr<RecurrentProductKernel> KernelFactory::recurrent_product(const R
   return std::make_unique<DenseRecurrentProduct>(*this, d);
 }
 
-std::unique_ptr<RecurrentProductKernel> make_panel_recurrent_product(const RecurrentDims& d) {
-  return std::make_unique<PanelRecurrentProduct>(d);
+std::unique_ptr<RecurrentProductKernel> make_panel_recurrent_product(const RecurrentDims& d,
+                                                                     int threads) {
+  return std::make_unique<PanelRecurrentProduct>(d, threads);
 }
 
 }  // namespace hpdl
