@@ -19,18 +19,16 @@ class PanelMatrix {
   PanelMatrix(int64_t k, int64_t n);
   // b(i, j) = src[i * row + j * col]: b or b^T of a row-major matrix.
   void pack(const float* src, int64_t row, int64_t col);
-  int64_t rows() const { return k_; }
-  int64_t cols() const { return n_; }
   // c[m, N] (row stride ldc) = a[m, K] (row stride lda) b; overwrites c. With threads > 1,
   // the rows in that many parts on OpenMP threads (the same numbers: rows are independent).
   void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc,
                 int threads = 1) const;
 
  private:
-  int64_t k_, n_;
-  int vectors_;  // per panel: 2, or 1 where N is narrower than two vectors
   void multiply_rows(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc) const;
 
+  int64_t k_, n_;
+  int vectors_;           // per panel: 2, or 1 where N is narrower than two vectors
   AlignedFloats panels_;  // [panel][K][panel width], the last panel's extra columns 0
 };
 
