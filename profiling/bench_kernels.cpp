@@ -70,7 +70,8 @@ void BM_Dense(benchmark::State& state) {
 }
 BENCHMARK(BM_Dense)
     ->Args({1, 12800, 16, 64})
-    ->Args({1, 100, 16, 64})  // HAR 2x2 h32: one step's recurrent product (H = 16 per direction)
+    ->Args({1, 100, 16,
+            64})  // HAR 2x2 h32's step product (H = 16) as a dense layer: BM_RecurrentProduct
     ->Args({1, 16, 784, 64})
     ->Args({1, 64, 2450, 500})
     ->Args({1, 128, 2450, 500})  // LeNet's dense1 at the preset's batch

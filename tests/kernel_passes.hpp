@@ -1,6 +1,6 @@
 // One dense or conv layer's forward and backward through a backend's kernel, for tests
 // that compare backends or kernel variants: y, dx, dw (added onto a non-zero start) and db,
-// from inputs drawn by `values` (n, seed).
+// from inputs drawn by `values` (n, seed); and an LSTM step's two recurrent products.
 #pragma once
 #include <cmath>
 #include <vector>
@@ -32,6 +32,20 @@ inline std::vector<std::vector<float>> conv_pass(KernelFactory& k, ConvDims d, V
   kernel->forward(x.data(), w.data(), b.data(), y.data());
   kernel->backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data());
   return {y, dx, dw, db};
+}
+
+// rec = h wh^T and dh = d wh through a backend's RecurrentProductKernel.
+inline std::vector<std::vector<float>> recurrent_pass(KernelFactory& k, RecurrentDims d,
+                                                      ValuesFn values) {
+  const int64_t G = 4 * d.hidden;
+  const auto wh = values(G * d.hidden, 21), h = values(d.batch * d.hidden, 22),
+             dg = values(d.batch * G, 23);
+  std::vector<float> rec(d.batch * G), dh(d.batch * d.hidden);
+  auto kernel = k.recurrent_product(d);
+  kernel->use_weights(wh.data());
+  kernel->forward(h.data(), rec.data());
+  kernel->backward(dg.data(), dh.data());
+  return {rec, dh};
 }
 
 inline  // ||a - b|| / ||b||.

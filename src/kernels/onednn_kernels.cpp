@@ -17,7 +17,7 @@
 #include "hpdl/kernels/kernels.hpp"
 #include "loop_kernels.hpp"
 #include "onednn_step.hpp"
-#include "panel_gemm.hpp"
+#include "recurrent_product.hpp"
 #include "tiled_max_pool.hpp"
 
 namespace hpdl::onednn {

@@ -7,10 +7,8 @@
 // batch split over ranks gives the same bits). Private to kernels/.
 #pragma once
 #include <cstdint>
-#include <memory>
 
 #include "aligned_floats.hpp"
-#include "hpdl/kernels/kernels.hpp"
 
 namespace hpdl {
 
@@ -31,10 +29,5 @@ class PanelMatrix {
   int vectors_;           // per panel: 2, or 1 where N is narrower than two vectors
   AlignedFloats panels_;  // [panel][K][panel width], the last panel's extra columns 0
 };
-
-// An LSTM's per-step products (kernels.hpp) as panel products, wh laid out by use_weights;
-// on `threads` OpenMP threads (0: all the rank's) where a product is large enough to share.
-std::unique_ptr<RecurrentProductKernel> make_panel_recurrent_product(const RecurrentDims& d,
-                                                                     int threads);
 
 }  // namespace hpdl

@@ -1,6 +1,8 @@
 // The LSTM's per-step products with its recurrent weights (kernels.hpp): by default two
 // products of the backend's dense kernel; on the oneDNN backend the panel product
 // (panel_gemm.hpp), the weights laid out once per pass.
+#include "recurrent_product.hpp"
+
 #include <omp.h>
 
 #include <memory>
@@ -32,14 +34,16 @@ class DenseRecurrentProduct final : public RecurrentProductKernel {
   const float* wh_ = nullptr;
 };
 
-// Shared over the rank's threads from 1 Mi multiply-adds (HHAR's 64 x 64 by 64 x 256 a
+// Shared over the rank's threads from kShareFrom multiply-adds (HHAR's 64 x 64 by 64 x 256 a
 // step); HAR's 50 x 16 by 16 x 64 is over before a parallel region would have started.
+constexpr int64_t kShareFrom = int64_t{1} << 20;
+
 class PanelRecurrentProduct final : public RecurrentProductKernel {
  public:
   PanelRecurrentProduct(const RecurrentDims& d, int threads)
       : n_(d.batch),
         h_(d.hidden),
-        threads_(n_ * h_ * 4 * h_ >= (int64_t{1} << 20) ? threads : 1),
+        threads_(n_ * h_ * 4 * h_ >= kShareFrom ? threads : 1),
         wh_t_(d.hidden, 4 * d.hidden),
         wh_(4 * d.hidden, d.hidden) {}
   void use_weights(const float* wh) override {

@@ -49,7 +49,7 @@ Outcome run_lstm(const std::string& backend, int64_t first, int64_t batch, bool 
   return r;
 }
 
-TEST(LstmSequence, ASamplesNumbersDoNotDependOnItsPlaceInTheBatchOrTheThreads) {
+TEST(LstmProducts, ASamplesNumbersDoNotDependOnItsPlaceInTheBatchOrTheThreads) {
   for (const bool reverse : {false, true}) {
     SCOPED_TRACE(reverse ? "reversed" : "forward");
     // 29 samples: whole tiles of 6 or 12 rows and 5 more; samples 5..17 alone sit elsewhere
