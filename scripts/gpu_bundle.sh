@@ -28,8 +28,9 @@ case $mode in
     # Every program and plugin that will run there, then the libraries they load.
     programs=$(find build -type f -perm -u+x ! -path '*/CMakeFiles/*')
     plugins=$(find "$ompi" "$pmix" -name '*.so*' -type f)
+    # (Scripts among the programs, such as the Lmod test's job files, have no libraries.)
     for f in $programs $plugins /usr/bin/orted /usr/bin/orterun; do
-      ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3}'
+      { ldd "$f" 2>/dev/null || true; } | awk '$2 == "=>" && $3 ~ /^\// {print $3}'
     done | sort -u |
       grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|ld-linux-x86-64|libcuda|libcudart|libcublas|libcublasLt|libnvToolsExt)\.so' \
         >"$list"
@@ -40,8 +41,13 @@ case $mode in
     } | while read -r p; do [ -e "$p" ] && echo "$p"; done >"$list.abs"
     # The build without objects, static libraries or CMake's scratch; the HAR subset as
     # prepared (its source is in ../shared, which does not travel).
-    find build -path '*/CMakeFiles' -prune -o -type f ! -name '*.o' ! -name '*.a' \
-      ! -name 'hpdl_bench_*' ! -name compile_commands.json -print >"$list.tree"
+    # Nor what earlier test runs wrote there (their outputs, logs, checkpoints, Slurm's and
+    # Lmod's test trees).
+    find build \( -path '*/CMakeFiles' -o -path '*/outputs' -o -path '*/out' \
+      -o -path build/tests/slurm -o -path build/tests/lmod -o -path build/Testing \) -prune \
+      -o -type f ! -name '*.o' ! -name '*.a' ! -name 'hpdl_bench_*' ! -name compile_commands.json \
+      ! -name '*.log' ! -name 'model.h5' ! -name 'checkpoint*.h5' ! -name metrics.csv -print \
+      >"$list.tree"
     [ ! -f data/uci-har-subset.h5 ] || echo data/uci-har-subset.h5 >>"$list.tree"
     # (A call to the GPU machine carries at most 64 MiB: static libraries and headers stay.)
     export XZ_OPT='-9 -T0'
