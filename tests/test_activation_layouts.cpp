@@ -87,8 +87,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BlockPool,
                          ::testing::Values(BlockCase{Shape{{3, 16, 8, 8}}, 2, true},
                                            BlockCase{Shape{{3, 16, 8, 8}}, 2, false},
                                            BlockCase{Shape{{2, 24, 7, 9}}, 2, true},  // odd
-                                           // channel runs (over_channels): 16 and an
-                                           // overlapping last one, 8 and one, one at a time
+                                           // channel runs (over_channels): a register (16 or 8) and
+                                           // an overlapping last one, 8 and one, one at a time
                                            BlockCase{Shape{{2, 20, 6, 6}}, 2, true},
                                            BlockCase{Shape{{2, 40, 4, 5}}, 2, false},
                                            BlockCase{Shape{{2, 12, 6, 6}}, 2, true},

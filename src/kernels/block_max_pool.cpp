@@ -144,21 +144,29 @@ class BlockMaxPool final : public MaxPoolKernel {
 
   // Calls f(width, j0) over a block's B channels in runs of a width fixed at compile time
   // (std::integral_constant: the compiler's vector compares and blends, no scalar tail):
-  // runs of 16, then one more ending at B that overlaps the last (it writes the same values
-  // again); 8 for blocks of 8 to 15; one channel at a time below 8.
+  // runs of one vector register (16 with AVX-512, else 8), then one more ending at B that
+  // overlaps the last (it writes the same values again); one channel at a time below 8.
+  // (Runs of two AVX2 registers, 16 floats, took 11 % longer in backward and forward.)
   template <typename F>
   static void over_channels(int64_t B, F&& f) {
-    if (B >= 16) {
-      int64_t j0 = 0;
-      for (; j0 + 16 <= B; j0 += 16) f(std::integral_constant<int64_t, 16>{}, j0);
-      if (j0 < B) f(std::integral_constant<int64_t, 16>{}, B - 16);
-    } else if (B >= 8) {
-      f(std::integral_constant<int64_t, 8>{}, 0);
-      if (B > 8) f(std::integral_constant<int64_t, 8>{}, B - 8);
-    } else {
+    if (B >= kRun)
+      runs_of<kRun>(B, f);
+    else if (B >= 8)
+      runs_of<8>(B, f);
+    else
       for (int64_t j0 = 0; j0 < B; ++j0) f(std::integral_constant<int64_t, 1>{}, j0);
-    }
   }
+  template <int64_t V, typename F>
+  static void runs_of(int64_t B, F& f) {
+    int64_t j0 = 0;
+    for (; j0 + V <= B; j0 += V) f(std::integral_constant<int64_t, V>{}, j0);
+    if (j0 < B) f(std::integral_constant<int64_t, V>{}, B - V);
+  }
+#ifdef __AVX512F__
+  static constexpr int64_t kRun = 16;
+#else
+  static constexpr int64_t kRun = 8;
+#endif
 
   // The fused ReLU on one row: y > 0 ? y : 0 (as the ReLU kernels), no gradient where not.
   void relu_row(float* __restrict y, int32_t* __restrict code) const {
