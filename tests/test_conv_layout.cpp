@@ -1,7 +1,8 @@
 // The oneDNN convolution's two activation layouts (blocked, NHWC): each forced through
 // HPDL_CONV_LAYOUT equals the reference backend within f32 summation order, on a shape the
 // rule gives to each; and the rule's pick for the presets' kinds of shape, named in
-// ConvKernel::choice() (what `hpdl time` prints); the backward's hook between its passes.
+// ConvKernel::choice() (what `hpdl time` prints); the backward's hook between its passes;
+// the weight gradient of one input channel in NHWC by hpdl's own kernel (one_channel_conv).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -81,6 +82,33 @@ TEST(ConvLayout, TheRulePicksNhwcWhereBlocksWouldPadChannels) {
   }
   EXPECT_TRUE(starts_with(onednn_with_layout("blocked")->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice(),
                           "blocked as HPDL_CONV_LAYOUT says"));
+}
+
+// One input channel in NHWC: the weight and bias gradients by hpdl's one-channel kernel,
+// against the reference (which adds to dw and db as the contract says: conv_pass starts them
+// non-zero). Shapes: LeNet's conv1; fewer channels than a vector, stride 2, a non-square
+// image; channels of exactly one vector (AVX-512) or two (AVX2); a 7 x 7 window (no unrolled
+// case) over channels in several groups of vectors; a 1 x 1 window over 33 channels.
+TEST(ConvLayout, OneInputChannelTakesHpdlsWeightGradient) {
+  if (gemm_library("onednn") != "oneDNN") GTEST_SKIP() << "HPDL_GEMM=blas: no oneDNN convolution";
+  auto ref = make_reference_kernels();
+  auto nhwc = onednn_with_layout("nhwc");
+  for (const ConvDims d : {ConvDims{5, 1, 28, 28, 20, 5, 1, 2}, ConvDims{3, 1, 9, 11, 3, 3, 2, 1},
+                           ConvDims{2, 1, 10, 10, 16, 5, 1, 0}, ConvDims{3, 1, 13, 13, 72, 7, 3, 3},
+                           ConvDims{2, 1, 8, 8, 33, 1, 1, 0}}) {
+    EXPECT_NE(nhwc->conv(d)->choice().find("weights hpdl's one-channel kernel"), std::string::npos)
+        << nhwc->conv(d)->choice();
+    const auto want = conv_pass(*ref, d, random);
+    const auto got = conv_pass(*nhwc, d, random);
+    for (size_t k = 0; k < want.size(); ++k)
+      EXPECT_LT(relative_error(got[k], want[k]), 1e-5)
+          << "output " << k << " of 1 -> " << d.out_c << ", window " << d.kernel;
+  }
+  // Blocked activations and several input channels keep oneDNN's weight gradient.
+  EXPECT_EQ(
+      onednn_with_layout("blocked")->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice().find("one-channel"),
+      std::string::npos);
+  EXPECT_EQ(nhwc->conv({2, 2, 8, 8, 20, 3, 1, 1})->choice().find("one-channel"), std::string::npos);
 }
 
 TEST(ConvLayout, ABadValueIsRefused) {

@@ -3,10 +3,12 @@
 // from the model's plain NCHW/OIHW buffers. Building blocks in onednn_step.hpp.
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "one_channel_conv.hpp"
 #include "onednn_step.hpp"
 
 namespace hpdl::onednn {
@@ -112,9 +114,12 @@ class DnnlConv final : public ConvKernel {
       x_w_ = Relayout(be, x, wpd.src_desc(), false);
       dy_w_ = Relayout(be, y, wpd.diff_dst_desc(), false);
       dw_w_ = Relayout(be, w, wpd.diff_weights_desc(), true);
+      // One input channel in NHWC: the weight gradient by hpdl's kernel for it.
+      if (layout_ == "nhwc" && OneChannelWeightGradient::fits(d))
+        one_channel_ = std::make_unique<OneChannelWeightGradient>(d, be.kernel_threads);
       choice_ = layout_ + (layout.empty() ? "" : " as HPDL_CONV_LAYOUT says") + " (forward " +
                 fpd.impl_info_str() + ", backward data " + dpd.impl_info_str() + ", weights " +
-                wpd.impl_info_str() + ")";
+                (one_channel_ ? "hpdl's one-channel kernel" : wpd.impl_info_str()) + ")";
       return 0;
     });
   }
@@ -145,8 +150,12 @@ class DnnlConv final : public ConvKernel {
     }
     // The forward of this step converted x already; dy too if backward-data ran. In the
     // native blocks they were never converted.
-    const void* xw = native_in_ ? x : x_shared_ ? x_fwd_.last(x) : x_w_.in(x);
     const void* dyw = native_out_ ? dy : dy_shared_ && dy_blocked ? dy_blocked : dy_w_.in(dy);
+    if (one_channel_) {  // x [N, 1, H, W] is its own NHWC; dyw is NHWC
+      one_channel_->accumulate(x, static_cast<const float*>(dyw), dw, db);
+      return;
+    }
+    const void* xw = native_in_ ? x : x_shared_ ? x_fwd_.last(x) : x_w_.in(x);
     // oneDNN overwrites weight gradients; the kernel contract accumulates.
     bwd_w_.run({{DNNL_ARG_SRC, xw},
                 {DNNL_ARG_DIFF_DST, dyw},
@@ -180,6 +189,7 @@ class DnnlConv final : public ConvKernel {
   Relayout x_fwd_, w_fwd_, y_fwd_, dy_data_, w_data_, dx_data_, x_w_, dy_w_, dw_w_;
   bool x_shared_ = false, dy_shared_ = false;
   AlignedFloats dw_scratch_, db_scratch_;
+  std::unique_ptr<OneChannelWeightGradient> one_channel_;  // set: it takes bwd_w_'s place
 };
 
 }  // namespace

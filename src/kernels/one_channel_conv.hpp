@@ -1,0 +1,27 @@
+// The weight and bias gradients of a convolution over one input channel (LeNet's conv1 on a
+// grey image), from NHWC output gradients: each output position's O channel gradients, in
+// vector registers, times the K x K input values under its window, summed in registers. A
+// layer with one input channel is a poor fit for oneDNN's direct kernels, which block over
+// input channels (LeNet's conv1 weight gradient at 22 % of the GEMM peak). Private to kernels/.
+#pragma once
+#include <cstdint>
+
+#include "hpdl/kernels/kernels.hpp"
+
+namespace hpdl {
+
+class OneChannelWeightGradient {
+ public:
+  // Whether this kernel takes d: one input channel, f32.
+  static bool fits(const ConvDims& d);
+  // threads: 0 all of OpenMP's, else that many.
+  OneChannelWeightGradient(const ConvDims& d, int threads);
+  // x [N, H, W], dy [N, OH, OW, O] (NHWC); dw [O, K, K] += the gradient, db [O] += it.
+  void accumulate(const float* x, const float* dy, float* dw, float* db) const;
+
+ private:
+  ConvDims d_;
+  int threads_;
+};
+
+}  // namespace hpdl
