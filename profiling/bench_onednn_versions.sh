@@ -22,7 +22,7 @@ if [ ! -d "$dir/include" ]; then
   mv "$(dirname "$(find "$dir/unpacked" -name 'libdnnl.so.*' | head -1)")" "$dir/lib"
   rm -rf "$dir/unpacked"
 fi
-so=$(cd "$dir/lib" && ls libdnnl.so.[0-9] | head -1)
+so=$(basename "$(find "$dir/lib" -name 'libdnnl.so.[0-9]' | head -1)")
 g++ -O2 -std=c++17 profiling/onednn_primitives.cpp -ldnnl -fopenmp -o "$dir/debian"
 g++ -O2 -std=c++17 -I"$dir/include" profiling/onednn_primitives.cpp -L"$dir/lib" -l:"$so" \
   -Wl,-rpath,"$PWD/$dir/lib" -fopenmp -o "$dir/pypi"
