@@ -111,7 +111,8 @@ void OneChannelWeightGradient::accumulate(const float* x, const float* dy, float
           std::memcpy(&xp[size_t((h + P) * PW + P)], x + (n * H + h) * W, W * sizeof(float));
         std::fill(sums.begin(), sums.end(), Vec{});
       }
-      Vec bias[kMaxVectors] = {};
+      Vec bias[kMaxVectors];
+      std::fill(bias, bias + OV, Vec{});
       for (int64_t ow = 0; ow < OW; ++ow)
         for (int64_t v = 0; v < OV; ++v) bias[v] += g[ow * OV + v];
       add_sums(bias, OV, total + K * K * OV * kLanes);
