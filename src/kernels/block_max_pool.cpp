@@ -17,6 +17,7 @@
 #include "aligned_floats.hpp"
 #include "hpdl/core/error.hpp"
 #include "tiled_max_pool.hpp"
+#include "vector_width.hpp"
 
 namespace hpdl {
 namespace {
@@ -144,7 +145,7 @@ class BlockMaxPool final : public MaxPoolKernel {
 
   // Calls f(width, j0) over a block's B channels in runs of a width fixed at compile time
   // (std::integral_constant: the compiler's vector compares and blends, no scalar tail):
-  // runs of one vector register (16 with AVX-512, else 8), then one more ending at B that
+  // runs of 16 with AVX-512, else 8 (one AVX2 register), then one more ending at B that
   // overlaps the last (it writes the same values again); one channel at a time below 8.
   // (Runs of two AVX2 registers, 16 floats, took 11 % longer in backward and forward.)
   template <typename F>
@@ -162,11 +163,7 @@ class BlockMaxPool final : public MaxPoolKernel {
     for (; j0 + V <= B; j0 += V) f(std::integral_constant<int64_t, V>{}, j0);
     if (j0 < B) f(std::integral_constant<int64_t, V>{}, B - V);
   }
-#ifdef __AVX512F__
-  static constexpr int64_t kRun = 16;
-#else
-  static constexpr int64_t kRun = 8;
-#endif
+  static constexpr int64_t kRun = kVectorFloats >= 16 ? 16 : 8;
 
   // The fused ReLU on one row: y > 0 ? y : 0 (as the ReLU kernels), no gradient where not.
   void relu_row(float* __restrict y, int32_t* __restrict code) const {

@@ -14,18 +14,17 @@
 #include <cstring>
 #include <vector>
 
+#include "vector_width.hpp"
+
 namespace hpdl {
 namespace {
 
-#ifdef __AVX512F__
-constexpr int64_t kLanes = 16;
-constexpr int64_t kSumRegisters = 20;  // of 32 vector registers
-#else
-constexpr int64_t kLanes = 8;
-constexpr int64_t kSumRegisters = 10;  // of 16
-#endif
-typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
-constexpr int64_t kMaxVectors = 64;  // of output channels (fits: up to 512 or 1024 channels)
+constexpr int64_t kLanes = kVectorFloats;
+using Vec = FloatVec;
+// Sums kept in registers: 20 of 32 vector registers, 10 of 16 (the rest hold the row's
+// gradients and the broadcast input).
+constexpr int64_t kSumRegisters = kVectorRegisters * 5 / 8;
+constexpr int64_t kMaxVectors = 64;  // of output channels: 256 to 1024 channels (fits())
 
 // One window row over one output row, for R vectors of channels from v0 (R K sums).
 template <int64_t R, int64_t K>
@@ -67,30 +66,48 @@ bool OneChannelWeightGradient::fits(const ConvDims& d) {
          d.out_c <= kMaxVectors * kLanes;
 }
 
-OneChannelWeightGradient::OneChannelWeightGradient(const ConvDims& d, int threads)
-    : d_(d), threads_(threads) {}
+// One thread's buffers, made once: the sample zero-padded (only its inside is rewritten, so
+// the padding stays 0); two rows of gradients with the channels padded to whole vectors (the
+// next row is copied in before this one is summed, so no load waits on a store just made;
+// the padding lanes stay 0); the K K window sums of a sample; the thread's double totals (K K
+// sums and the bias's, OV kLanes each).
+struct OneChannelWeightGradient::Scratch {
+  std::vector<float> padded_x;
+  std::vector<Vec> rows, sums;
+  std::vector<double> totals;
+};
 
-void OneChannelWeightGradient::accumulate(const float* x, const float* dy, float* dw,
-                                          float* db) const {
+OneChannelWeightGradient::OneChannelWeightGradient(const ConvDims& d, int threads) : d_(d) {
+  const int64_t OV = (d.out_c + kLanes - 1) / kLanes, K = d.kernel, OW = d.out_w();
+  const int most = threads > 0 ? threads : omp_get_max_threads();
+  scratch_.resize(size_t(std::max<int64_t>(1, std::min<int64_t>(most, d.batch))));
+  for (auto& s : scratch_) {
+    s = std::make_unique<Scratch>();
+    s->padded_x.assign(size_t((d.in_h + 2 * d.pad) * (d.in_w + 2 * d.pad)), 0.0f);
+    s->rows.assign(size_t(2 * OW * OV), Vec{});
+    s->sums.assign(size_t(K * K * OV), Vec{});
+    s->totals.assign(size_t((K * K + 1) * OV * kLanes), 0.0);
+  }
+}
+
+OneChannelWeightGradient::~OneChannelWeightGradient() = default;
+
+void OneChannelWeightGradient::accumulate(const float* x, const float* dy, float* dw, float* db) {
   const int64_t N = d_.batch, H = d_.in_h, W = d_.in_w, O = d_.out_c, K = d_.kernel, S = d_.stride,
                 P = d_.pad, OH = d_.out_h(), OW = d_.out_w();
-  const int64_t OV = (O + kLanes - 1) / kLanes, PH = H + 2 * P, PW = W + 2 * P;
+  const int64_t OV = (O + kLanes - 1) / kLanes, PW = W + 2 * P,
+                per_total = (K * K + 1) * OV * kLanes;
   // Vectors of channels summed together: as many as keep K R sums in registers.
   const int64_t R = std::max<int64_t>(1, std::min<int64_t>(OV, kSumRegisters / K));
-  int threads = threads_ > 0 ? threads_ : omp_get_max_threads();
-  if (omp_in_parallel()) threads = 1;
-  threads = static_cast<int>(std::min<int64_t>(threads, N));
-  // Per thread: K K OV window sums and OV bias sums in double, added over its samples.
-  std::vector<double> totals(size_t(threads) * (K * K + 1) * OV * kLanes, 0.0);
+  const int threads = omp_in_parallel() ? 1 : static_cast<int>(scratch_.size());
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
+    Scratch& sc = *scratch_[size_t(t)];
     const int64_t r0 = N * t / threads * OH, r1 = N * (t + 1) / threads * OH;  // rows n OH + oh
-    std::vector<float> xp(size_t(PH * PW), 0.0f);  // the sample, zero-padded
-    // Two rows of gradients with the channels padded (the padding stays 0): the next row is
-    // copied in before this one is summed, so no load waits on a store just made.
-    std::vector<Vec> rows(size_t(2 * OW * OV), Vec{}), sums(size_t(K * K * OV));
-    double* total = totals.data() + size_t(t) * (K * K + 1) * OV * kLanes;
+    float* xp = sc.padded_x.data();
+    double* total = sc.totals.data();
+    std::fill(sc.totals.begin(), sc.totals.end(), 0.0);
     const auto stage = [&](int64_t r, Vec* into) {
       const float* __restrict from = dy + r * OW * O;
       float* __restrict to = reinterpret_cast<float*>(into);
@@ -101,15 +118,15 @@ void OneChannelWeightGradient::accumulate(const float* x, const float* dy, float
       const float* f = reinterpret_cast<const float*>(from);
       for (int64_t i = 0; i < count * kLanes; ++i) to[i] += f[i];
     };
-    if (r0 < r1) stage(r0, rows.data());
+    if (r0 < r1) stage(r0, sc.rows.data());
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / OH, oh = r % OH;
-      const Vec* g = rows.data() + (r - r0) % 2 * OW * OV;
-      if (r + 1 < r1) stage(r + 1, rows.data() + (r + 1 - r0) % 2 * OW * OV);
+      const Vec* g = sc.rows.data() + (r - r0) % 2 * OW * OV;
+      if (r + 1 < r1) stage(r + 1, sc.rows.data() + (r + 1 - r0) % 2 * OW * OV);
       if (oh == 0) {
         for (int64_t h = 0; h < H; ++h)
-          std::memcpy(&xp[size_t((h + P) * PW + P)], x + (n * H + h) * W, W * sizeof(float));
-        std::fill(sums.begin(), sums.end(), Vec{});
+          std::memcpy(xp + (h + P) * PW + P, x + (n * H + h) * W, W * sizeof(float));
+        std::fill(sc.sums.begin(), sc.sums.end(), Vec{});
       }
       Vec bias[kMaxVectors];
       std::fill(bias, bias + OV, Vec{});
@@ -117,8 +134,8 @@ void OneChannelWeightGradient::accumulate(const float* x, const float* dy, float
         for (int64_t v = 0; v < OV; ++v) bias[v] += g[ow * OV + v];
       add_sums(bias, OV, total + K * K * OV * kLanes);
       for (int64_t kh = 0; kh < K; ++kh) {
-        const float* xr = &xp[size_t((oh * S + kh) * PW)];
-        Vec* s = sums.data() + kh * K * OV;
+        const float* xr = xp + (oh * S + kh) * PW;
+        Vec* s = sc.sums.data() + kh * K * OV;
         int64_t v0 = 0;
         if (R >= 4)
           for (; v0 + 4 <= OV; v0 += 4) window_row_any<4>(K, xr, g, OW, S, OV, v0, s);
@@ -126,16 +143,19 @@ void OneChannelWeightGradient::accumulate(const float* x, const float* dy, float
           for (; v0 + 2 <= OV; v0 += 2) window_row_any<2>(K, xr, g, OW, S, OV, v0, s);
         for (; v0 < OV; ++v0) window_row_any<1>(K, xr, g, OW, S, OV, v0, s);
       }
-      if (oh == OH - 1) add_sums(sums.data(), K * K * OV, total);  // the sample's sums
+      if (oh == OH - 1) add_sums(sc.sums.data(), K * K * OV, total);  // the sample's sums
     }
   }
-  // Sums [kh][kw][channel] and the bias's [channel] into dw [O][kh][kw] and db.
+  // Sums [kh][kw][channel] and the bias's [channel] into dw [O][kh][kw] and db, the threads'
+  // totals in thread order.
+  std::vector<double>& sum = scratch_[0]->totals;
   for (int t = 1; t < threads; ++t)
-    for (int64_t i = 0; i < (K * K + 1) * OV * kLanes; ++i)
-      totals[i] += totals[size_t(t) * (K * K + 1) * OV * kLanes + i];
+    for (int64_t i = 0; i < per_total; ++i)
+      sum[size_t(i)] += scratch_[size_t(t)]->totals[size_t(i)];
   for (int64_t o = 0; o < O; ++o) {
-    for (int64_t k = 0; k < K * K; ++k) dw[o * K * K + k] += float(totals[k * OV * kLanes + o]);
-    db[o] += float(totals[K * K * OV * kLanes + o]);
+    for (int64_t k = 0; k < K * K; ++k)
+      dw[o * K * K + k] += float(sum[size_t(k * OV * kLanes + o)]);
+    db[o] += float(sum[size_t(K * K * OV * kLanes + o)]);
   }
 }
 

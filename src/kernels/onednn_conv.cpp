@@ -93,12 +93,17 @@ class DnnlConv final : public ConvKernel {
                                                      {{DNNL_ARG_DIFF_DST, dpd.diff_dst_desc()},
                                                       {DNNL_ARG_WEIGHTS, dpd.weights_desc()},
                                                       {DNNL_ARG_DIFF_SRC, dpd.diff_src_desc()}});
-      bwd_w_ = make_step<dnnl::convolution_backward_weights>(
-          be, wpd,
-          {{DNNL_ARG_SRC, wpd.src_desc()},
-           {DNNL_ARG_DIFF_DST, wpd.diff_dst_desc()},
-           {DNNL_ARG_DIFF_WEIGHTS, wpd.diff_weights_desc()},
-           {DNNL_ARG_DIFF_BIAS, b}});
+      // One input channel in NHWC: the weight gradient by hpdl's kernel for it (oneDNN's
+      // primitive descriptor stays: it names the NHWC layout dy is converted to).
+      if (layout_ == "nhwc" && OneChannelWeightGradient::fits(d))
+        one_channel_ = std::make_unique<OneChannelWeightGradient>(d, be.kernel_threads);
+      else
+        bwd_w_ = make_step<dnnl::convolution_backward_weights>(
+            be, wpd,
+            {{DNNL_ARG_SRC, wpd.src_desc()},
+             {DNNL_ARG_DIFF_DST, wpd.diff_dst_desc()},
+             {DNNL_ARG_DIFF_WEIGHTS, wpd.diff_weights_desc()},
+             {DNNL_ARG_DIFF_BIAS, b}});
       x_fwd_ = Relayout(be, x, fpd.src_desc(), false);
       w_fwd_ = Relayout(be, w, fpd.weights_desc(), false);
       y_fwd_ = Relayout(be, y, fpd.dst_desc(), true);
@@ -114,9 +119,6 @@ class DnnlConv final : public ConvKernel {
       x_w_ = Relayout(be, x, wpd.src_desc(), false);
       dy_w_ = Relayout(be, y, wpd.diff_dst_desc(), false);
       dw_w_ = Relayout(be, w, wpd.diff_weights_desc(), true);
-      // One input channel in NHWC: the weight gradient by hpdl's kernel for it.
-      if (layout_ == "nhwc" && OneChannelWeightGradient::fits(d))
-        one_channel_ = std::make_unique<OneChannelWeightGradient>(d, be.kernel_threads);
       choice_ = layout_ + (layout.empty() ? "" : " as HPDL_CONV_LAYOUT says") + " (forward " +
                 fpd.impl_info_str() + ", backward data " + dpd.impl_info_str() + ", weights " +
                 (one_channel_ ? "hpdl's one-channel kernel" : wpd.impl_info_str()) + ")";

@@ -6,18 +6,13 @@
 #include <cstring>
 
 #include "hpdl/core/error.hpp"
+#include "vector_width.hpp"
 
 namespace hpdl {
 namespace {
 
-#if defined(__AVX512F__)
-constexpr int kWidth = 16;
-#elif defined(__AVX__)
-constexpr int kWidth = 8;
-#else
-constexpr int kWidth = 4;
-#endif
-typedef float Vec __attribute__((vector_size(kWidth * sizeof(float))));
+constexpr int kWidth = kVectorFloats;
+using Vec = FloatVec;
 
 // Rows of a tile: the sums of R rows x NV vectors, a broadcast and NV loads of b fit in the
 // 16 registers of AVX2 (12 sums); AVX-512 and NEON have 32.

@@ -1,0 +1,24 @@
+// The width of the build's vector registers for kernels written with GCC vector types (the
+// panel product, the one-channel convolution, the block max pool's channel runs): 16 floats
+// with AVX-512, 8 with AVX/AVX2, 4 elsewhere (SSE, arm64's NEON), and how many such registers
+// there are (32 with AVX-512 and on arm64, 16 on x86-64 below AVX-512), so that a kernel can
+// size the sums it keeps in registers. Private to kernels/.
+#pragma once
+
+namespace hpdl {
+
+#if defined(__AVX512F__)
+constexpr int kVectorFloats = 16;
+#elif defined(__AVX__)
+constexpr int kVectorFloats = 8;
+#else
+constexpr int kVectorFloats = 4;
+#endif
+#if defined(__AVX512F__) || defined(__aarch64__)
+constexpr int kVectorRegisters = 32;
+#else
+constexpr int kVectorRegisters = 16;
+#endif
+typedef float FloatVec __attribute__((vector_size(kVectorFloats * sizeof(float))));
+
+}  // namespace hpdl
