@@ -98,6 +98,30 @@ TEST(Predict, OneStepAtTwoRanks) {
   EXPECT_NEAR(sh.compute_s, ((0.092 / 4) + 0.002) * 2, 1e-12);
 }
 
+// Ranks that all share one host sum f32 gradients through shared memory after backward:
+// 800 kB is one chunk, two barriers of ceil(log2 2) = 1 latency, three passes at the
+// reduction rate: 2e-4 + 3 x 800000 / 1e9 = 0.0026 s, none of it hidden. Across hosts, with
+// 16-bit gradients or when switched off, the buckets take MPI's allreduce.
+TEST(Predict, RanksOfOneHostSumThroughSharedMemory) {
+  StepProfile p = two_layer_profile();
+  PredictOptions one_host;
+  one_host.ranks_per_host = 2;
+  const Prediction r = predict_step(p, network(), 2, one_host);
+  ASSERT_EQ(r.buckets.size(), 1u);
+  EXPECT_EQ(r.buckets[0].how, "shared memory");
+  EXPECT_NEAR(r.comm_s, 0.0026, 1e-12);
+  EXPECT_NEAR(r.hidden_s, 0, 1e-12);
+  EXPECT_NEAR(r.step_s, 0.048 + 0.0026, 1e-12);
+  EXPECT_EQ(predict_step(p, network(), 4, one_host).buckets.size(), 2u);  // two hosts
+  p.wire_bytes = 2;
+  EXPECT_EQ(predict_step(p, network(), 2, one_host).buckets.size(), 2u);
+  p = two_layer_profile();
+  p.shared_memory = false;
+  EXPECT_NEAR(predict_step(p, network(), 2, one_host).comm_s, 0.0808, 1e-12);
+  // A gradient of 2.5 MiB goes through in three 1 MiB chunks: six barriers.
+  EXPECT_NEAR(node_sum_cost(network(), 5 << 19, 2).seconds, 6e-4 + 3.0 * (5 << 19) / 1e9, 1e-12);
+}
+
 // Mean Value Analysis by hand: stations of 1 s and 0.5 s, 0.5 s of think time. One
 // customer: residences {1, 0.5}, cycle 2, throughput 0.5, queues {0.5, 0.25}. Two: residences
 // {1 x 1.5, 0.5 x 1.25}, cycle 2.625, throughput 2 / 2.625.

@@ -89,16 +89,17 @@ TEST(HarEquivalence, NRanksMatchOneRank) {
 }
 
 // (global batch, backend, gradient bucket MiB: 0.0005 gives one bucket per layer or so,
-// 64 one bucket for the whole model)
-class Equivalence : public ::testing::TestWithParam<std::tuple<int, std::string, double>> {};
+// 64 one bucket for the whole model; sums through shared memory, else MPI's allreduce)
+class Equivalence : public ::testing::TestWithParam<std::tuple<int, std::string, double, bool>> {};
 
 TEST_P(Equivalence, NRanksMatchOneRank) {
-  const auto [batch, backend, bucket_mb] = GetParam();
+  const auto [batch, backend, bucket_mb, shared_memory] = GetParam();
   Comm world(MPI_COMM_WORLD), self(MPI_COMM_SELF);
   const std::string path = prepare(world);
-  const Config cfg =
-      load_config(path, {"train.batch=" + std::to_string(batch), "run.backend=\"" + backend + "\"",
-                         "distributed.bucket_mb=" + std::to_string(bucket_mb)});
+  const Config cfg = load_config(
+      path, {"train.batch=" + std::to_string(batch), "run.backend=\"" + backend + "\"",
+             "distributed.bucket_mb=" + std::to_string(bucket_mb),
+             std::string("distributed.shared_memory=") + (shared_memory ? "true" : "false")});
   const std::vector<float> distributed = train(cfg, world);
   const std::vector<float> single = train(cfg, self);
   ASSERT_EQ(distributed.size(), single.size());
@@ -122,7 +123,12 @@ TEST_P(Equivalence, NRanksMatchOneRank) {
 INSTANTIATE_TEST_SUITE_P(Batches, Equivalence,
                          ::testing::Combine(::testing::Values(12, 10),
                                             ::testing::Values("onednn", "reference"),
-                                            ::testing::Values(0.0005, 64.0)));
+                                            ::testing::Values(0.0005, 64.0),
+                                            ::testing::Values(true)));
+INSTANTIATE_TEST_SUITE_P(ThroughMpi, Equivalence,
+                         ::testing::Combine(::testing::Values(12, 10), ::testing::Values("onednn"),
+                                            ::testing::Values(0.0005, 64.0),
+                                            ::testing::Values(false)));
 
 // Profiling changes no parameter, records exactly the scheduled steps (skip 1, then twice
 // warm-up 1 + active 2: steps 2, 3, 5, 6), every layer's forward and backward in each, and
@@ -278,7 +284,8 @@ TEST(GradientReducer, BucketsAreLayerAligned) {
 // On a device the host cannot read, the reducer records an event per bucket, enqueues just
 // that bucket's download behind it, starts MPI on the bucket only once the download has
 // landed (the staged device delivers it late: starting earlier would sum stale zeros),
-// keeps layout order, and puts the sums back on the device.
+// keeps layout order, and puts the sums back on the device (MPI's allreduce: the shared-
+// memory sum is test_node_sum.cpp's).
 TEST(GradientReducer, StagesBucketsThroughTheHostAfterTheirEvents) {
   Comm world(MPI_COMM_WORLD);
   StagedDevice device(/*lag=*/3);
@@ -288,7 +295,8 @@ TEST(GradientReducer, StagesBucketsThroughTheHostAfterTheirEvents) {
   std::vector<float> host(12);
   for (int i = 0; i < 12; ++i) host[i] = float(world.rank() + 1 + i);
   device.copy_from_host(grads.data(), host.data(), sizeof(float) * 12);
-  GradientReducer reducer(world, device, grads.span(), layers, 1, watchdog);
+  GradientReducer reducer(world, device, grads.span(), layers, 1, watchdog, std::nullopt,
+                          /*shared_memory=*/false);
   ASSERT_EQ(reducer.num_buckets(), 3);
   for (int step = 0; step < 2; ++step) {
     device.downloads = device.uploads = device.waits = device.records = 0;

@@ -226,6 +226,7 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
     auto& d = c.distributed;
     d.mode = r.get_string("mode", d.mode, {"sync", "downpour", "dcasgd"});
     d.bucket_mb = r.get_double("bucket_mb", d.bucket_mb, 1e-6, 2048.0);
+    d.shared_memory = r.get_bool("shared_memory", d.shared_memory);
     d.compression = r.get_string("compression", d.compression, {"none", "bf16", "fp16"});
     d.sync_every = r.get_int("sync_every", d.sync_every, 1, kMaxInt);
     d.local_warmup_steps = r.get_int("local_warmup_steps", d.local_warmup_steps, 0, kMaxInt);

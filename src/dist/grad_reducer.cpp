@@ -38,7 +38,8 @@ BucketLayout bucket_layout(const std::vector<Range>& layers, int64_t bucket_floa
 
 GradientReducer::GradientReducer(const Comm& comm, Device& device, std::span<float> grads,
                                  const std::vector<Range>& layers, int64_t bucket_floats,
-                                 Watchdog& watchdog, std::optional<HalfFormat> wire)
+                                 Watchdog& watchdog, std::optional<HalfFormat> wire,
+                                 bool shared_memory)
     : comm_(comm),
       staging_(comm.size() > 1 ? HostMirror(device, grads) : HostMirror()),
       watchdog_(watchdog),
@@ -58,13 +59,18 @@ GradientReducer::GradientReducer(const Comm& comm, Device& device, std::span<flo
     copied_.push_back(device.make_event());
   }
   requests_.assign(buckets_.size(), MPI_REQUEST_NULL);
+  if (shared_memory && !wire_format_ && !buckets_.empty())
+    node_sum_ = NodeSum::open(comm, std::min<int64_t>(kNodeSumChunkFloats, grads.size()));
 }
+
+GradientReducer::~GradientReducer() = default;
 
 void GradientReducer::set_profiler(Profiler* p) {
   prof_ = p;
   bucket_names_.clear();
   if (!p) return;
   issue_name_ = p->name("allreduce issue/test", "comm");
+  node_sum_name_ = p->name("allreduce through shared memory", "allreduce");
   for (size_t b = 0; b < buckets_.size(); ++b)
     bucket_names_.push_back(p->name("allreduce bucket " + std::to_string(b), "allreduce"));
   issued_ns_.assign(buckets_.size(), 0);
@@ -120,6 +126,7 @@ void GradientReducer::layer_done(size_t layer) {
   if (b < 0 && recorded_ == 0) return;
   ProfileScope timed(prof_, issue_name_);
   if (b >= 0 && --buckets_[b].remaining == 0) enqueue_download(static_cast<size_t>(b));
+  if (node_sum_) return;  // summed in finish()
   start_ready(false);
   progress();
 }
@@ -143,13 +150,11 @@ void GradientReducer::finish(int64_t step) {
     buckets_[b].remaining = 0;
     enqueue_download(b);
   }
-  start_ready(true);
-  const int n = static_cast<int>(requests_.size());
-  if (prof_ && prof_->on()) {
-    for (int done; (done = comm_.wait_some(n, requests_.data(), indices_.data())) > 0;)
-      record_completions(done, indices_.data());
+  if (node_sum_) {
+    sum_on_node();
   } else {
-    comm_.wait_all(n, requests_.data());
+    start_ready(true);
+    wait_all_buckets();
   }
   if (wire_format_) {
     decode(*wire_format_, wire_, staging_.host());
@@ -157,6 +162,27 @@ void GradientReducer::finish(int64_t step) {
   staging_.upload();  // the sums, back on the device
   for (auto& b : buckets_) b.remaining = b.layers;
   recorded_ = started_ = 0;
+}
+
+void GradientReducer::sum_on_node() {
+  for (auto& copied : copied_) copied->wait();
+  // Buckets are contiguous, layer-aligned and together cover every gradient: one range.
+  int64_t lo = buckets_.front().offset, hi = lo;
+  for (const Bucket& b : buckets_)
+    lo = std::min(lo, b.offset), hi = std::max(hi, b.offset + b.size);
+  const int64_t t0 = prof_ && prof_->on() ? Profiler::now() : 0;
+  node_sum_->sum(staging_.data() + lo, hi - lo);
+  if (t0) prof_->add(node_sum_name_, t0, Profiler::now(), Track::kComm);
+}
+
+void GradientReducer::wait_all_buckets() {
+  const int n = static_cast<int>(requests_.size());
+  if (prof_ && prof_->on()) {
+    for (int done; (done = comm_.wait_some(n, requests_.data(), indices_.data())) > 0;)
+      record_completions(done, indices_.data());
+  } else {
+    comm_.wait_all(n, requests_.data());
+  }
 }
 
 }  // namespace hpdl

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hpdl/dist/grad_reducer.hpp"
+
 namespace hpdl {
 
 AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks,
@@ -52,6 +54,15 @@ AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks,
   for (const auto& o : options)
     if (o.t < c.seconds) c = {o.t, o.rounds, o.name};
   return c;
+}
+
+AllreduceCost node_sum_cost(const NetworkModel& net, int64_t bytes, int ranks) {
+  if (ranks <= 1 || bytes <= 0) return {0, 0, "none"};
+  const int64_t chunk_bytes = kNodeSumChunkFloats * int64_t{sizeof(float)};
+  const int64_t chunks = (bytes + chunk_bytes - 1) / chunk_bytes;
+  const double barrier = std::ceil(std::log2(double(ranks))) * net.intra_latency_s;
+  const double passes = net.reduce_Bps > 0 ? 3.0 * double(bytes) / net.reduce_Bps : 0;
+  return {2.0 * double(chunks) * barrier + passes, static_cast<int>(2 * chunks), "shared memory"};
 }
 
 }  // namespace hpdl

@@ -70,6 +70,7 @@ StepProfile read_profile(const std::string& dir) {
   if (cfg.distributed.async()) return read_ps_profile(dir, cfg, m, p);
   p.wire_bytes = cfg.distributed.compression == "none" ? 4 : 2;
   p.sync_every = cfg.distributed.sync_every;
+  p.shared_memory = cfg.distributed.shared_memory;
   p.ranks = m.at("ranks").get<int>();
   p.threads = m.value("threads_per_rank", 1);
   p.global_batch = cfg.train.batch;

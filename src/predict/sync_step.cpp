@@ -54,10 +54,20 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
     r.buckets.push_back(c);
     r.comm_s = (c.seconds + codec_s(p, net, p.param_bytes, ranks)) / double(p.sync_every);
   }
+  // Ranks of one host with f32 gradients: one sum through shared memory after backward,
+  // nothing hidden.
+  const bool node_sum = p.sync_every == 1 && p.wire_bytes == 4 && p.shared_memory && ranks > 1 &&
+                        ranks <= o.ranks_per_host;
+  if (node_sum) {
+    int64_t bytes = 0;
+    for (int64_t b : p.bucket_bytes) bytes += b;
+    r.buckets.push_back(node_sum_cost(net, bytes, ranks));
+    r.comm_s = r.buckets.back().seconds;
+  }
   // Buckets start as backward completes them (last layers first) and advance one round per
   // MPI test the trainer makes after each later layer; the rest waits for the step's end.
   const double bwd = backward * scale;
-  for (size_t k = 0; k < p.bucket_bytes.size() && p.sync_every == 1; ++k) {
+  for (size_t k = 0; k < p.bucket_bytes.size() && p.sync_every == 1 && !node_sum; ++k) {
     const AllreduceCost c =
         allreduce_cost(net, p.bucket_bytes[k] * p.wire_bytes / 4, ranks, o.ranks_per_host);
     r.buckets.push_back(c);
@@ -81,7 +91,8 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   } else if (r.exposed_s > 0.5 * r.compute_s) {
     int64_t bytes = 0;
     for (int64_t b : p.bucket_bytes) bytes += b * p.wire_bytes / 4;
-    const AllreduceCost whole = allreduce_cost(net, bytes, ranks, o.ranks_per_host);
+    const AllreduceCost whole =
+        node_sum ? r.buckets.front() : allreduce_cost(net, bytes, ranks, o.ranks_per_host);
     const double wire = 2.0 * (ranks - 1) / ranks * bytes /
                         (r.hosts > 1 ? net.inter_bandwidth_Bps : net.intra_bandwidth_Bps);
     std::snprintf(words, sizeof words,

@@ -37,7 +37,8 @@ SyncTrainer::SyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& mode
                static_cast<int64_t>(cfg_.distributed.bucket_mb * (1 << 20) / sizeof(float)),
                watchdog,
                cfg_.distributed.sync_every > 1 ? std::nullopt
-                                               : half_format(cfg_.distributed.compression)),
+                                               : half_format(cfg_.distributed.compression),
+               cfg_.distributed.shared_memory),
       averager_(comm, model.device(), model.params(), local_sgd(cfg_.distributed), watchdog),
       keeper_(cfg_, comm, model, splits, watchdog) {
   model.set_profiler(prof);

@@ -71,6 +71,9 @@ struct TrainConfig {
 struct DistributedConfig {
   std::string mode = "sync";  // "sync" | "downpour" | "dcasgd"
   double bucket_mb = 0.25;  // sync: gradient allreduce bucket size (MiB); buckets overlap backward
+  // Sync: when every rank shares one node, sum the f32 gradients through a shared-memory
+  // window (dist/grad_reducer.hpp) rather than MPI's allreduce.
+  bool shared_memory = true;
   // Sync: what travels in 16 bits with error feedback ("bf16" | "fp16"; "none": f32): the
   // gradient buckets, or with sync_every > 1 the parameter changes.
   std::string compression = "none";

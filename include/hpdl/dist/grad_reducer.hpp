@@ -18,16 +18,24 @@
 // each rank adds what rounding dropped from its previous contribution to the next one before
 // rounding, so the rounding error does not accumulate over steps. With one rank nothing
 // travels and nothing is rounded.
+//
+// When every rank shares one node (one box, `mpirun -np N` on it) and buckets travel as f32,
+// the gradients are summed in finish() through a shared-memory window instead (NodeSum,
+// comm/node_sum.hpp): MPI would move every bucket through its transport, at a few GB/s on
+// virtual machines, while the sum itself is a few passes over memory. Nothing starts during
+// backward then: the ranks of one box have no spare core to overlap it with.
 #pragma once
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "hpdl/comm/comm.hpp"
+#include "hpdl/comm/node_sum.hpp"
 #include "hpdl/comm/watchdog.hpp"
 #include "hpdl/core/device.hpp"
 #include "hpdl/core/half.hpp"
@@ -47,15 +55,22 @@ struct BucketLayout {
 };
 BucketLayout bucket_layout(const std::vector<Range>& layers, int64_t bucket_floats);
 
+// The shared-memory sum's chunk (NodeSum): the whole gradient up to 1 MiB, two barriers a
+// chunk; larger gradients go through in 1 MiB pieces, so the window stays small however
+// large the model.
+inline constexpr int64_t kNodeSumChunkFloats = int64_t{1} << 18;
+
 class GradientReducer {
  public:
   // grads: the flat gradient buffer on `device`; layers[i]: layer i's range in it (size 0:
   // no parameters), contiguous and in layer order. bucket_floats: close a bucket once it
   // holds at least this many gradients. wire: the 16-bit format buckets travel in
-  // (nothing: f32).
+  // (nothing: f32). shared_memory: sum through a shared-memory window when every rank
+  // shares this node and wire is f32 (distributed.shared_memory). Collective.
   GradientReducer(const Comm& comm, Device& device, std::span<float> grads,
                   const std::vector<Range>& layers, int64_t bucket_floats, Watchdog& watchdog,
-                  std::optional<HalfFormat> wire = std::nullopt);
+                  std::optional<HalfFormat> wire = std::nullopt, bool shared_memory = true);
+  ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
@@ -76,6 +91,8 @@ class GradientReducer {
   void clear_feedback() { std::fill(residual_.begin(), residual_.end(), 0.0f); }
 
   int64_t num_buckets() const { return static_cast<int64_t>(buckets_.size()); }
+  // Whether finish() sums through shared memory (NodeSum) rather than MPI's allreduce.
+  bool sums_on_node() const { return node_sum_ != nullptr; }
   // Buckets whose allreduce has started in this step (tests).
   int buckets_started() const { return started_; }
   // Times the issue/test calls (compute track) and each bucket from issue to completion
@@ -96,6 +113,10 @@ class GradientReducer {
   // wire_[bucket] = 16-bit(staging + residual); residual = what rounding dropped.
   void encode(const Bucket& b);
   void record_completions(int count, const int* indices);
+  // Every bucket, once downloaded, summed through the shared-memory window.
+  void sum_on_node();
+  // Waits for every bucket's allreduce.
+  void wait_all_buckets();
 
   const Comm& comm_;
   HostMirror staging_;  // what MPI reduces: the gradients themselves on a host device
@@ -115,6 +136,8 @@ class GradientReducer {
   std::optional<HalfFormat> wire_format_;  // compression; nothing: buckets travel as f32
   std::vector<uint16_t> wire_;             // the buckets in 16 bits
   std::vector<float> residual_;            // error feedback
+  std::unique_ptr<NodeSum> node_sum_;      // every rank on this node, f32: the sums go here
+  int32_t node_sum_name_ = 0;
 };
 
 }  // namespace hpdl

@@ -33,6 +33,9 @@ struct StepProfile {
   // bytes a value; local SGD's steps per parameter average (1: every step synchronous).
   int wire_bytes = 4;
   int64_t sync_every = 1;
+  // distributed.shared_memory: ranks that all share one host sum f32 gradients through
+  // shared memory (after backward) rather than MPI's allreduce.
+  bool shared_memory = true;
   std::string outer = "average";  // local SGD's outer step: "average" | "nesterov"
   std::string optimizer;          // the run's optimizer.name ("": unknown)
   int64_t train_samples = 0;      // the run's training split (0: unknown, older manifests)
