@@ -20,7 +20,8 @@ trap 'rm -rf "$out"' EXIT
 epoch_s() {  # BINARY PRESET RANKS [--set ...]
   local bin=$1 preset=$2 np=$3
   shift 3
-  mpirun -np "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS=$((cores / np)) "$bin" train \
+  # One thread a rank at least (more ranks than cores share them).
+  mpirun -np "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS=$((cores / np > 0 ? cores / np : 1)) "$bin" train \
     "inputs/$preset.toml" --set train.epochs="$epochs" --set data.test_file='""' \
     --set run.name=ab --set run.output_dir="\"$out\"" --set train.progress=false --overwrite "$@" \
     >/dev/null
