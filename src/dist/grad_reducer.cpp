@@ -132,7 +132,7 @@ void GradientReducer::layer_done(size_t layer) {
 }
 
 void GradientReducer::progress() {
-  if (comm_.size() == 1) return;
+  if (comm_.size() == 1 || node_sum_) return;  // nothing in flight to move on
   if (prof_ && prof_->on()) {
     // Drives progress, and tells which buckets completed when.
     const int count = comm_.test_some(started_, requests_.data(), indices_.data());

@@ -15,9 +15,9 @@ struct AllreduceCost {
 };
 AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks, int ranks_per_host);
 // The sum through shared memory of ranks that all share one host (dist/grad_reducer.hpp):
-// per chunk two barriers of ceil(log2 ranks) intra-host latencies, and about three passes
-// over the bytes at the calibrated reduction rate (copy in, sum a slice over every rank's
-// copy, copy the others' slices out).
+// per chunk two barriers of ceil(log2 ranks) intra-host latencies, plus the memory traffic
+// of copying in, summing a slice over every rank's copy and copying the others' slices out
+// (5 bytes per gradient byte) at the calibrated reduction rate (3 bytes per byte).
 AllreduceCost node_sum_cost(const NetworkModel& net, int64_t bytes, int ranks);
 
 }  // namespace hpdl
