@@ -63,7 +63,14 @@ GradientReducer::GradientReducer(const Comm& comm, Device& device, std::span<flo
     node_sum_ = NodeSum::open(comm, std::min<int64_t>(kNodeSumChunkFloats, grads.size()));
 }
 
-GradientReducer::~GradientReducer() = default;
+GradientReducer::~GradientReducer() {
+  // Freeing the shared window is collective and cannot poll: the watchdog's own thread
+  // bounds it.
+  if (node_sum_) {
+    WatchdogScope guard(watchdog_, "gradient reducer: freeing the shared window", 0);
+    node_sum_.reset();
+  }
+}
 
 void GradientReducer::set_profiler(Profiler* p) {
   prof_ = p;

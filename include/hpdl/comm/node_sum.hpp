@@ -9,8 +9,8 @@
 //
 // Why: OpenMPI's allreduce between ranks of one host moves every piece through its shared-
 // memory transport and, for large pieces, a copy by the kernel (CMA, process_vm_readv). On
-// the project's virtual machines that copy runs at a few GB/s: 216 KB took 50 us, against a
-// memory copy of a few us.
+// the project's virtual machines that copy runs at a few GB/s: 215 KiB took 50 us, against
+// a memory copy of a few us.
 #pragma once
 #include <mpi.h>
 
