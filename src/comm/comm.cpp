@@ -56,14 +56,15 @@ MPI_Datatype mpi_type<char>() {
 int piece(int64_t n, int64_t off) { return static_cast<int>(std::min(kPiece, n - off)); }
 }  // namespace
 
-int Comm::node_rank() const {
+std::pair<int, int> Comm::node_rank_and_size() const {
   MPI_Comm node = MPI_COMM_NULL;
   HPDL_CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
-  int r = 0;
-  const int rc = MPI_Comm_rank(node, &r);
+  int r = 0, n = 0;
+  int rc = MPI_Comm_rank(node, &r);
+  if (rc == MPI_SUCCESS) rc = MPI_Comm_size(node, &n);
   MPI_Comm_free(&node);
   HPDL_CHECK_MPI(rc);
-  return r;
+  return {r, n};
 }
 
 void Comm::bound_waits_by(Watchdog* w) {

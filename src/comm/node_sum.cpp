@@ -15,15 +15,8 @@ constexpr int64_t kLine = 16;  // floats in a 64-byte cache line: slices never s
 
 std::unique_ptr<NodeSum> NodeSum::open(const Comm& comm, int64_t chunk_floats) {
   if (comm.size() == 1) return nullptr;
-  MPI_Comm node = MPI_COMM_NULL;
-  HPDL_CHECK_MPI(
-      MPI_Comm_split_type(comm.raw(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node));
-  int node_size = 0;
-  const int rc = MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
-  HPDL_CHECK_MPI(rc);
   // Either every rank's node holds all of comm, or none does: all ranks decide alike.
-  if (node_size != comm.size()) return nullptr;
+  if (comm.node_size() != comm.size()) return nullptr;
 
   const int64_t chunk =
       (std::max<int64_t>(chunk_floats, comm.size() * kLine) + kLine - 1) / kLine * kLine;

@@ -59,8 +59,18 @@ GradientReducer::GradientReducer(const Comm& comm, Device& device, std::span<flo
     copied_.push_back(device.make_event());
   }
   requests_.assign(buckets_.size(), MPI_REQUEST_NULL);
-  if (shared_memory && !wire_format_ && !buckets_.empty())
+  if (shared_memory && !wire_format_ && !buckets_.empty()) {
+    // Buckets are contiguous, layer-aligned and together cover every gradient: one range.
+    node_range_ = {buckets_.front().offset, 0};
+    int64_t end = node_range_.offset;
+    for (const Bucket& b : buckets_)
+      node_range_.offset = std::min(node_range_.offset, b.offset),
+      end = std::max(end, b.offset + b.size);
+    node_range_.size = end - node_range_.offset;
+    // Allocating the window is collective: bounded like every other wait on the ranks.
+    WatchdogScope guard(watchdog_, "gradient reducer: allocating the shared window", 0);
     node_sum_ = NodeSum::open(comm, std::min<int64_t>(kNodeSumChunkFloats, grads.size()));
+  }
 }
 
 GradientReducer::~GradientReducer() {
@@ -173,12 +183,8 @@ void GradientReducer::finish(int64_t step) {
 
 void GradientReducer::sum_on_node() {
   for (auto& copied : copied_) copied->wait();
-  // Buckets are contiguous, layer-aligned and together cover every gradient: one range.
-  int64_t lo = buckets_.front().offset, hi = lo;
-  for (const Bucket& b : buckets_)
-    lo = std::min(lo, b.offset), hi = std::max(hi, b.offset + b.size);
   const int64_t t0 = prof_ && prof_->on() ? Profiler::now() : 0;
-  node_sum_->sum(staging_.data() + lo, hi - lo);
+  node_sum_->sum(staging_.data() + node_range_.offset, node_range_.size);
   if (t0) prof_->add(node_sum_name_, t0, Profiler::now(), Track::kComm);
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hpdl {
@@ -26,7 +27,9 @@ class Comm {
   MPI_Comm raw() const { return comm_; }
   // Collective: this rank's index among the ranks of this communicator that share its
   // node (MPI_Comm_split_type, shared memory): one GPU per rank picks GPU node_rank().
-  int node_rank() const;
+  int node_rank() const { return node_rank_and_size().first; }
+  // Collective: how many ranks of this communicator share this rank's node.
+  int node_size() const { return node_rank_and_size().second; }
 
   // The job's agreed ending when one rank fails alone (set by run_under_mpi; may be null).
   void relay_failures_through(FailureRelay* relay) { relay_ = relay; }
@@ -89,6 +92,7 @@ class Comm {
   void barrier() const;
 
  private:
+  std::pair<int, int> node_rank_and_size() const;
   template <typename T>
   void broadcast_values(T* data, int64_t n, int root) const;
   template <typename T>

@@ -137,6 +137,7 @@ class GradientReducer {
   std::vector<uint16_t> wire_;             // the buckets in 16 bits
   std::vector<float> residual_;            // error feedback
   std::unique_ptr<NodeSum> node_sum_;      // every rank on this node, f32: the sums go here
+  Range node_range_;                       // what it sums: every bucket, one range
   int32_t node_sum_name_ = 0;
 };
 
