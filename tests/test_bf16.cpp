@@ -49,6 +49,15 @@ TEST_F(Bf16Kernels, DenseIsExactOnBf16Values) {
   for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k], want[k]) << kOutputs[k];
 }
 
+// 4100 rows: the weight gradient taken as (x^T dy)^T (an LSTM's product over all steps).
+TEST_F(Bf16Kernels, DenseOverManyRowsIsExactOnBf16Values) {
+  DenseDims d{4100, 6, 16, Precision::kF32};
+  const auto want = dense_pass(*ref, d, on_grid);
+  d.precision = Precision::kBf16;
+  const auto got = dense_pass(*bf16, d, on_grid);
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k], want[k]) << kOutputs[k];
+}
+
 TEST_F(Bf16Kernels, DenseIsWithinBf16RoundingOnRandomValues) {
   DenseDims d{64, 300, 50, Precision::kF32};
   const auto want = dense_pass(*ref, d, random);

@@ -436,6 +436,35 @@ TEST(Parity, SequenceModelReferenceVsOneDnn) {
   expect_backends_agree(*ref, *dnn, 21, 1e-5);
 }
 
+// Products over many rows (64 sequences of 70 steps: 4480 rows) whose weight gradient the
+// oneDNN dense kernel takes as (x^T dy)^T, added in transposed: the per-step dense, the
+// LSTM's input and recurrent weights. Both backends agree, and it accumulates.
+TEST(Parity, ManyRowWeightGradientsReferenceVsOneDnn) {
+  auto build = [](const std::string& backend) {
+    std::vector<std::unique_ptr<Layer>> ls;
+    ls.push_back(std::make_unique<Dense>(8, Init::kGlorotUniform, true));
+    ls.push_back(std::make_unique<Lstm>(4, 1.0f, false));
+    ls.push_back(std::make_unique<LastStep>());
+    ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
+    for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
+    auto m =
+        std::make_unique<Model>(std::move(ls), Shape{{64, 70, 6}}, make_kernel_factory(backend));
+    m->init_params(7);
+    return m;
+  };
+  auto ref = build("reference"), dnn = build("onednn");
+  EXPECT_EQ(dnn->layer(0).kernel_choice(), "weight gradient as (x^T dy)^T");
+  EXPECT_EQ(dnn->layer(1).kernel_choice(),
+            "input weights: weight gradient as (x^T dy)^T; recurrent weights: weight gradient "
+            "as (x^T dy)^T");
+  EXPECT_EQ(dnn->layer(3).kernel_choice(), "");  // 64 rows: dy^T x
+  expect_backends_agree(*ref, *dnn, 23, 1e-5);
+  std::vector<float> once(dnn->grads().begin(), dnn->grads().end());
+  dnn->backward(Pass{});
+  for (int64_t i = 0; i < dnn->num_params(); ++i)
+    ASSERT_NEAR(dnn->grads()[i], 2 * once[i], 1e-5 + 1e-5 * std::abs(once[i])) << i;
+}
+
 // backward adds into parameter gradients: two backwards give twice the gradient.
 TEST(Contract, BackwardAccumulatesParameterGradients) {
   for (const std::string backend : {"reference", "onednn"}) {

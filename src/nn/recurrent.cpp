@@ -52,6 +52,14 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   forward_loop_.reset(), backward_loop_.reset();  // they hold the old buffers
 }
 
+std::string Lstm::kernel_choice() const {
+  const std::string in = input_ ? input_->choice() : "";
+  const std::string rec = recurrent_all_ ? recurrent_all_->choice() : "";
+  if (in.empty() && rec.empty()) return "";
+  return "input weights: " + (in.empty() ? "dy^T x" : in) +
+         "; recurrent weights: " + (rec.empty() ? "dy^T x" : rec);
+}
+
 bool Lstm::write_rows_apart(int64_t stride, KernelFactory& k) {
   if (!k.device().host_accessible() || stride < hidden_) return false;
   row_stride_ = stride;

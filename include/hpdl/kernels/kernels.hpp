@@ -90,6 +90,8 @@ class DenseKernel {
   // product over all steps, and needs only dx per step).
   virtual void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
                         float* db) = 0;
+  // What it chose at construction among its ways to compute (ConvKernel::choice); "" if none.
+  virtual std::string choice() const { return ""; }
 };
 
 class ConvKernel {

@@ -14,6 +14,7 @@ class Dense final : public Layer {
       : units_(units), init_(init), per_step_(per_step) {}
   std::string kind() const override { return "dense"; }
   LayerWork work(bool input_grad) const override;
+  std::string kernel_choice() const override { return kernel_ ? kernel_->choice() : ""; }
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
