@@ -1,4 +1,4 @@
-// Softmax cross-entropy, dropout, the LSTM cell and ScalarNorm as loops (see
+// Softmax cross-entropy, dropout, the LSTM cell, ScalarNorm, tanh and sigmoid as loops (see
 // loop_kernels.hpp). Threads start above 64 Ki elements (8 Ki units for the LSTM cell);
 // below, a parallel region costs more than it saves. The LSTM cell reads the next step's
 // rows ahead (LstmCellKernel's `ahead`).
@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "element_math.hpp"
+#include "hpdl/core/error.hpp"
 
 namespace hpdl {
 namespace {
@@ -230,7 +231,45 @@ class LoopBatchNorm final : public BatchNormKernel {
   bool parallel_;
 };
 
+// tanh and sigmoid with element_math's fast exp (the LSTM gates' functions): on AVX2
+// oneDNN 2.6's tanh took 4 us for 2048 values against 1 us on AVX-512 (the MLP's 64 x 32).
+class LoopActivation final : public ActivationKernel {
+ public:
+  LoopActivation(Activation a, int64_t n, bool parallel)
+      : tanh_(a == Activation::kTanh), n_(n), parallel_(parallel && n > kParallelFrom) {}
+
+  void forward(const float* __restrict x, float* __restrict y) override {
+    if (tanh_) {
+#pragma omp parallel for simd if (parallel : parallel_)
+      for (int64_t i = 0; i < n_; ++i) y[i] = fast_tanh(x[i]);
+    } else {
+#pragma omp parallel for simd if (parallel : parallel_)
+      for (int64_t i = 0; i < n_; ++i) y[i] = fast_sigmoid(x[i]);
+    }
+  }
+  void backward(const float*, const float* __restrict y, const float* __restrict dy,
+                float* __restrict dx) override {
+    if (tanh_) {
+#pragma omp parallel for simd if (parallel : parallel_)
+      for (int64_t i = 0; i < n_; ++i) dx[i] = dy[i] * (1 - y[i] * y[i]);
+    } else {
+#pragma omp parallel for simd if (parallel : parallel_)
+      for (int64_t i = 0; i < n_; ++i) dx[i] = dy[i] * y[i] * (1 - y[i]);
+    }
+  }
+
+ private:
+  bool tanh_;
+  int64_t n_;
+  bool parallel_;
+};
+
 }  // namespace
+
+std::unique_ptr<ActivationKernel> LoopKernels::smooth_activation(Activation a, int64_t n) {
+  HPDL_REQUIRE(a != Activation::kRelu, "the loop activation is for tanh and sigmoid");
+  return std::make_unique<LoopActivation>(a, n, parallel_);
+}
 
 LoopKernels::LoopKernels(bool parallel)
     : parallel_(parallel), ops_(parallel ? make_cpu_vector_ops() : make_reference_vector_ops()) {}

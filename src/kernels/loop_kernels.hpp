@@ -25,6 +25,11 @@ class LoopKernels : public KernelFactory {
   VectorOps& ops() override { return *ops_; }
   Device& device() override { return host_device(); }  // host memory, the host clock
 
+ protected:
+  // tanh or sigmoid with the fast exp of the LSTM cell (the oneDNN backend's; the reference
+  // backend keeps the library's tanh and exp).
+  std::unique_ptr<ActivationKernel> smooth_activation(Activation a, int64_t n);
+
  private:
   bool parallel_;
   std::unique_ptr<VectorOps> ops_;

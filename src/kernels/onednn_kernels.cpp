@@ -171,45 +171,37 @@ class DnnlMaxPool final : public MaxPoolKernel {
   AlignedFloats workspace_;  // argmax positions written by forward, read by backward
 };
 
-class DnnlActivation final : public ActivationKernel {
+// ReLU (tanh and sigmoid are loops: LoopKernels::smooth_activation); backward from its input.
+class DnnlRelu final : public ActivationKernel {
  public:
-  DnnlActivation(Backend& be, Activation a, int64_t n) {
-    // tanh and sigmoid differentiate from their output; ReLU from its input.
-    const auto algo = a == Activation::kRelu   ? dnnl::algorithm::eltwise_relu
-                      : a == Activation::kTanh ? dnnl::algorithm::eltwise_tanh_use_dst_for_bwd
-                                               : dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
-    uses_dst_ = a != Activation::kRelu;
+  DnnlRelu(Backend& be, int64_t n) {
     build(be, "activation", [&] {
       const auto md = plain({n}, tag::x);
       const auto attr = user_scratchpad();
+      const auto algo = dnnl::algorithm::eltwise_relu;
       dnnl::eltwise_forward::primitive_desc fpd(
           {dnnl::prop_kind::forward_training, algo, md, 0.f, 0.f}, attr, be.engine);
       fwd_ = make_step<dnnl::eltwise_forward>(be, fpd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
       dnnl::eltwise_backward::primitive_desc bpd({algo, md, md, 0.f, 0.f}, attr, be.engine, fpd);
-      bwd_ = make_step<dnnl::eltwise_backward>(be, bpd,
-                                               {{uses_dst_ ? DNNL_ARG_DST : DNNL_ARG_SRC, md},
-                                                {DNNL_ARG_DIFF_DST, md},
-                                                {DNNL_ARG_DIFF_SRC, md}});
+      bwd_ = make_step<dnnl::eltwise_backward>(
+          be, bpd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
       return 0;
     });
   }
   void forward(const float* x, float* y) override {
     fwd_.run({{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
   }
-  void backward(const float* x, const float* y, const float* dy, float* dx) override {
-    bwd_.run({{uses_dst_ ? DNNL_ARG_DST : DNNL_ARG_SRC, uses_dst_ ? y : x},
-              {DNNL_ARG_DIFF_DST, dy},
-              {DNNL_ARG_DIFF_SRC, dx}});
+  void backward(const float* x, const float*, const float* dy, float* dx) override {
+    bwd_.run({{DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, dx}});
   }
 
  private:
-  bool uses_dst_ = false;
   Step fwd_, bwd_;
 };
 
-// oneDNN primitives; the loss, dropout, LSTM cell, ScalarNorm and vector operations are
-// OpenMP loops (LoopKernels): oneDNN has no primitive that fits them. Dense and conv go
-// through OpenBLAS instead when HPDL_GEMM=blas (see blas_gemm.hpp).
+// oneDNN primitives; the loss, dropout, LSTM cell, ScalarNorm, tanh, sigmoid and vector operations
+// are OpenMP loops (LoopKernels): oneDNN has no primitive that fits them. Dense and conv go through
+// OpenBLAS instead when HPDL_GEMM=blas (see blas_gemm.hpp).
 std::string isa_name(dnnl::cpu_isa isa) {
   switch (isa) {
     case dnnl::cpu_isa::sse41:
@@ -282,7 +274,8 @@ class OneDnnKernels final : public LoopKernels {
     return std::make_unique<DnnlMaxPool>(*be_, d);
   }
   std::unique_ptr<ActivationKernel> activation(Activation a, int64_t n) override {
-    return std::make_unique<DnnlActivation>(*be_, a, n);
+    if (a != Activation::kRelu) return smooth_activation(a, n);
+    return std::make_unique<DnnlRelu>(*be_, n);
   }
   std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) override {
     return make_batch_norm(*be_, d);
