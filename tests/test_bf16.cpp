@@ -41,21 +41,22 @@ std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, s
 
 const char* kOutputs[] = {"y", "dx", "dw", "db"};
 
-TEST_F(Bf16Kernels, DenseIsExactOnBf16Values) {
-  DenseDims d{37, 120, 20, Precision::kF32};
-  const auto want = dense_pass(*ref, d, on_grid);
+// The dense pass in bf16 equals the reference's f32 one on bf16-exact values.
+void expect_dense_exact_on_grid(KernelFactory& ref, KernelFactory& bf16, DenseDims d) {
+  d.precision = Precision::kF32;
+  const auto want = dense_pass(ref, d, on_grid);
   d.precision = Precision::kBf16;
-  const auto got = dense_pass(*bf16, d, on_grid);
+  const auto got = dense_pass(bf16, d, on_grid);
   for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k], want[k]) << kOutputs[k];
+}
+
+TEST_F(Bf16Kernels, DenseIsExactOnBf16Values) {
+  expect_dense_exact_on_grid(*ref, *bf16, DenseDims{37, 120, 20});
 }
 
 // 4100 rows: the weight gradient taken as (x^T dy)^T (an LSTM's product over all steps).
 TEST_F(Bf16Kernels, DenseOverManyRowsIsExactOnBf16Values) {
-  DenseDims d{4100, 6, 16, Precision::kF32};
-  const auto want = dense_pass(*ref, d, on_grid);
-  d.precision = Precision::kBf16;
-  const auto got = dense_pass(*bf16, d, on_grid);
-  for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k], want[k]) << kOutputs[k];
+  expect_dense_exact_on_grid(*ref, *bf16, DenseDims{4100, 6, 16});
 }
 
 TEST_F(Bf16Kernels, DenseIsWithinBf16RoundingOnRandomValues) {
