@@ -61,12 +61,12 @@ GradientReducer::GradientReducer(const Comm& comm, Device& device, std::span<flo
   requests_.assign(buckets_.size(), MPI_REQUEST_NULL);
   if (shared_memory && !wire_format_ && !buckets_.empty()) {
     // Buckets are contiguous, layer-aligned and together cover every gradient: one range.
-    node_range_ = {buckets_.front().offset, 0};
-    int64_t end = node_range_.offset;
-    for (const Bucket& b : buckets_)
-      node_range_.offset = std::min(node_range_.offset, b.offset),
+    int64_t begin = buckets_.front().offset, end = begin;
+    for (const Bucket& b : buckets_) {
+      begin = std::min(begin, b.offset);
       end = std::max(end, b.offset + b.size);
-    node_range_.size = end - node_range_.offset;
+    }
+    node_range_ = {begin, end - begin};
     // Allocating the window is collective: bounded like every other wait on the ranks.
     WatchdogScope guard(watchdog_, "gradient reducer: allocating the shared window", 0);
     node_sum_ = NodeSum::open(comm, std::min<int64_t>(kNodeSumChunkFloats, grads.size()));

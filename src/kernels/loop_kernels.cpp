@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "device_math.hpp"
 #include "element_math.hpp"
 #include "hpdl/core/error.hpp"
 
@@ -247,14 +248,19 @@ class LoopActivation final : public ActivationKernel {
       for (int64_t i = 0; i < n_; ++i) y[i] = fast_sigmoid(x[i]);
     }
   }
-  void backward(const float*, const float* __restrict y, const float* __restrict dy,
+  // From the output, as every backend (device_math.hpp); one loop per function, so the
+  // switch folds away and the loop vectorises.
+  void backward(const float* __restrict x, const float* __restrict y, const float* __restrict dy,
                 float* __restrict dx) override {
+    using dmath::activation_backward;
     if (tanh_) {
 #pragma omp parallel for simd if (parallel : parallel_)
-      for (int64_t i = 0; i < n_; ++i) dx[i] = dy[i] * (1 - y[i] * y[i]);
+      for (int64_t i = 0; i < n_; ++i)
+        dx[i] = activation_backward(Activation::kTanh, x[i], y[i], dy[i]);
     } else {
 #pragma omp parallel for simd if (parallel : parallel_)
-      for (int64_t i = 0; i < n_; ++i) dx[i] = dy[i] * y[i] * (1 - y[i]);
+      for (int64_t i = 0; i < n_; ++i)
+        dx[i] = activation_backward(Activation::kSigmoid, x[i], y[i], dy[i]);
     }
   }
 
