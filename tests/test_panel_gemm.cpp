@@ -1,8 +1,9 @@
-// The panel product (src/kernels/panel_gemm.hpp) against a product in double (a stricter
-// oracle than the reference backend's float loops) for every remainder of rows and columns
-// a tile can meet; a row's result does not depend on the other rows or the threads; and
-// the LSTM's per-step products on the oneDNN backend (panels) against the reference
-// backend's (its dense kernel).
+// The panel product and the sums of outer products (src/kernels/panel_gemm.hpp) against
+// products in double (a stricter oracle than the reference backend's float loops) for
+// every remainder of rows and columns a tile can meet; a row's result does not depend on
+// the other rows or the threads; the LSTM's per-step products on the oneDNN backend
+// (panels) against the reference backend's (its dense kernel), and its weight and input
+// gradients a step at a time against sums in double.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -83,6 +84,90 @@ TEST(PanelGemm, RowsSharedOverThreadsGiveTheSameBits) {
     pm.multiply(s.m, a.data(), s.k, one.data(), s.n);
     pm.multiply(s.m, a.data(), s.k, three.data(), s.n, 3);
     EXPECT_EQ(one, three);
+  }
+}
+
+TEST(PanelGemm, OuterProductSumsEveryTileRemainderAgainstDouble) {
+  // c's rows 1..25 meet every remainder of 6- and 12-row tiles; its columns (b's) narrower
+  // than one vector, between one and two, several panels with a partial last one. a and b
+  // have rows wider than the product reads, c columns it must not write.
+  for (int64_t m = 1; m <= 25; m += 4)
+    for (int64_t n : {1, 3, 12, 16, 33, 64, 100})
+      for (int64_t k : {1, 7, 50}) {
+        SCOPED_TRACE(::testing::Message() << "K " << k << ", M " << m << ", N " << n);
+        const int64_t lda = m + 2, ldb = n + 1, ldc = n + 3;
+        const auto a = uniform_values(k * lda, 5, 70), b = uniform_values(k * ldb, 6, 70);
+        const auto c0 = uniform_values(m * ldc, 7, 70);
+        std::vector<float> c = c0, shared = c0;
+        add_outer_products(k, m, n, a.data(), lda, b.data(), ldb, c.data(), ldc);
+        add_outer_products(k, m, n, a.data(), lda, b.data(), ldb, shared.data(), ldc, 3);
+        ASSERT_EQ(c, shared);  // the rows shared over threads: the same bits
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double want = c0[i * ldc + j];
+            for (int64_t p = 0; p < k; ++p) want += double(a[p * lda + i]) * b[p * ldb + j];
+            ASSERT_NEAR(c[i * ldc + j], want, 1e-5 * double(k + 1)) << i << ", " << j;
+          }
+          for (int64_t j = n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], c0[i * ldc + j]);
+        }
+      }
+}
+
+// Three backward steps of an LSTM's gate gradients d_s [N, G] through step_gradients():
+// dWh += d_s^T h_{s-1} (none at the first step), dWx += d_s^T x_s, db += d_s's column sums,
+// dx_s = d_s wx, with the steps' rows of x and dx a sequence of three steps apart.
+TEST(RecurrentProduct, OneDnnGradientsByStepAgainstDouble) {
+  EXPECT_FALSE(make_kernel_factory("reference")->recurrent_product({7, 5, 3})->gradients_by_step());
+  auto fast = make_kernel_factory("onednn");
+  EXPECT_FALSE(fast->recurrent_product({7, 5})->gradients_by_step());  // no inputs named
+  constexpr int64_t T = 3;
+  for (const RecurrentDims d : {RecurrentDims{7, 5, 3}, RecurrentDims{50, 16, 16},
+                                RecurrentDims{13, 32, 9}, RecurrentDims{64, 64, 64}}) {
+    const int64_t N = d.batch, H = d.hidden, G = 4 * H, C = d.inputs, ld = T * C;
+    SCOPED_TRACE(::testing::Message() << "N " << N << ", H " << H << ", C " << C);
+    auto kernel = fast->recurrent_product(d);
+    ASSERT_TRUE(kernel->gradients_by_step());
+    const auto wh = uniform_values(G * H, 30, 70), wx = uniform_values(G * C, 31, 70);
+    const auto x = uniform_values(N * ld, 32, 70), h = uniform_values(T * N * H, 33, 70);
+    const auto dg = uniform_values(T * N * G, 34, 70);
+    const auto dwh0 = uniform_values(G * H, 35, 70), dwx0 = uniform_values(G * C, 36, 70),
+               db0 = uniform_values(G, 37, 70);
+    std::vector<float> dwh = dwh0, dwx = dwx0, db = db0, dx(N * ld, -9.0f);
+    kernel->use_weights(wh.data());
+    kernel->use_input_weights(wx.data());
+    for (int64_t s = 0; s < T; ++s) {
+      kernel->step_gradients(dg.data() + s * N * G, s ? h.data() + (s - 1) * N * H : nullptr,
+                             x.data() + s * C, dx.data() + s * C, ld, dwh.data(), dwx.data(),
+                             db.data());
+    }
+    const double tol = 1e-5 * double(T * N + 1);
+    for (int64_t g = 0; g < G; ++g) {
+      double want_b = db0[g];
+      for (int64_t s = 0; s < T; ++s)
+        for (int64_t n = 0; n < N; ++n) want_b += dg[(s * N + n) * G + g];
+      ASSERT_NEAR(db[g], want_b, tol) << g;
+      for (int64_t j = 0; j < H; ++j) {
+        double want = dwh0[g * H + j];
+        for (int64_t s = 1; s < T; ++s)
+          for (int64_t n = 0; n < N; ++n)
+            want += double(dg[(s * N + n) * G + g]) * h[((s - 1) * N + n) * H + j];
+        ASSERT_NEAR(dwh[g * H + j], want, tol) << g << ", " << j;
+      }
+      for (int64_t c = 0; c < C; ++c) {
+        double want = dwx0[g * C + c];
+        for (int64_t s = 0; s < T; ++s)
+          for (int64_t n = 0; n < N; ++n)
+            want += double(dg[(s * N + n) * G + g]) * x[n * ld + s * C + c];
+        ASSERT_NEAR(dwx[g * C + c], want, tol) << g << ", " << c;
+      }
+    }
+    for (int64_t s = 0; s < T; ++s)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c) {
+          double want = 0;
+          for (int64_t g = 0; g < G; ++g) want += double(dg[(s * N + n) * G + g]) * wx[g * C + c];
+          ASSERT_NEAR(dx[n * ld + s * C + c], want, 1e-5 * double(G)) << s << ", " << n;
+        }
   }
 }
 

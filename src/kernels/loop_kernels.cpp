@@ -112,7 +112,7 @@ class LoopLstmCell final : public LstmCellKernel {
       float* d = d_step + n * G;
       math::lstm_cell_backward(gates + n * G, tanh_c + n * H, c_prev + n * H, dy + n * ld_dy,
                                dh + n * H, dc + n * H, d, H);
-      std::memcpy(d_seq + n * ld_seq, d, G * sizeof(float));
+      if (d_seq) std::memcpy(d_seq + n * ld_seq, d, G * sizeof(float));
     }
   }
 

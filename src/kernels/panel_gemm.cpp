@@ -1,5 +1,6 @@
-// The panel product (panel_gemm.hpp): GCC vector types as wide as the build's registers
-// (AVX-512, AVX2 or 128-bit SSE / NEON), tiles of MR rows by one panel.
+// The panel product and the sums of outer products (panel_gemm.hpp): GCC vector types as
+// wide as the build's registers (AVX-512, AVX2 or 128-bit SSE / NEON), tiles of MR rows by
+// one panel of one or two vectors.
 #include "panel_gemm.hpp"
 
 #include <algorithm>
@@ -61,6 +62,21 @@ void panel_rows(int64_t m, int64_t K, const float* a, int64_t lda, const float* 
   if (i < m) last_rows<MR - 1, NV>(m - i, K, a + i * lda, lda, panel, c + i * ldc, ldc, cols);
 }
 
+// f(first, end) for parts of the rows [0, m) on up to `threads` OpenMP threads (one part:
+// the calling thread), each part starting at a multiple of either tile's rows.
+template <typename F>
+void in_row_parts(int64_t m, int threads, const F& f) {
+  constexpr int64_t kWholeTiles = 12;
+  const int64_t parts = std::min<int64_t>(threads, (m + kWholeTiles - 1) / kWholeTiles);
+  if (parts <= 1) return f(0, m);
+#pragma omp parallel for num_threads(parts)
+  for (int64_t p = 0; p < parts; ++p) {
+    const int64_t first = m * p / parts / kWholeTiles * kWholeTiles;
+    const int64_t end = p + 1 == parts ? m : m * (p + 1) / parts / kWholeTiles * kWholeTiles;
+    f(first, end);
+  }
+}
+
 }  // namespace
 
 PanelMatrix::PanelMatrix(int64_t k, int64_t n) : k_(k), n_(n), vectors_(n >= 2 * kWidth ? 2 : 1) {
@@ -81,15 +97,9 @@ void PanelMatrix::pack(const float* src, int64_t row, int64_t col) {
 
 void PanelMatrix::multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc,
                            int threads) const {
-  constexpr int64_t kWholeTiles = 12;  // parts start at a multiple of either tile's rows
-  const int64_t parts = std::min<int64_t>(threads, (m + kWholeTiles - 1) / kWholeTiles);
-  if (parts <= 1) return multiply_rows(m, a, lda, c, ldc);
-#pragma omp parallel for num_threads(parts)
-  for (int64_t p = 0; p < parts; ++p) {
-    const int64_t first = m * p / parts / kWholeTiles * kWholeTiles;
-    const int64_t end = p + 1 == parts ? m : m * (p + 1) / parts / kWholeTiles * kWholeTiles;
+  in_row_parts(m, threads, [&](int64_t first, int64_t end) {
     multiply_rows(end - first, a + first * lda, lda, c + first * ldc, ldc);
-  }
+  });
 }
 
 void PanelMatrix::multiply_rows(int64_t m, const float* a, int64_t lda, float* c,
@@ -103,6 +113,93 @@ void PanelMatrix::multiply_rows(int64_t m, const float* a, int64_t lda, float* c
     else
       panel_rows<1>(m, k_, a, lda, panel, c + j0, ldc, cols);
   }
+}
+
+namespace {
+
+// c[R, cols] += sum over k of a[k, 0..R)^T b[k, 0..cols): the tile's sums in registers over
+// all k, added to c once. A partial panel (cols < NV * kWidth) reads each row of b through a
+// zero-padded copy; a whole one reads whole vectors (with the copy in the same loop, GCC
+// kept the sums in memory: 3x slower).
+template <int R, int NV, bool kPartial>
+void outer_tile(int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                int64_t ldc, int cols) {
+  Vec sum[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) sum[r][v] = Vec{};
+  for (int64_t k = 0; k < K; ++k) {
+    Vec bv[NV];
+    if constexpr (kPartial) {
+      float row[NV * kWidth] = {};
+      std::memcpy(row, b + k * ldb, size_t(cols) * sizeof(float));
+      std::memcpy(bv, row, sizeof row);
+    } else {
+      for (int v = 0; v < NV; ++v) std::memcpy(&bv[v], b + k * ldb + v * kWidth, sizeof(Vec));
+    }
+    for (int r = 0; r < R; ++r) {
+      const float s = a[k * lda + r];
+      for (int v = 0; v < NV; ++v) sum[r][v] += s * bv[v];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    float out[NV * kWidth];
+    std::memcpy(out, &sum[r][0], sizeof out);
+    float* __restrict row = c + r * ldc;
+    for (int j = 0; j < cols; ++j) row[j] += out[j];
+  }
+}
+
+template <int R, int NV, bool kPartial>
+void outer_last_rows(int64_t rows, int64_t K, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float* c, int64_t ldc, int cols) {
+  if constexpr (R > 0) {
+    if (rows == R) return outer_tile<R, NV, kPartial>(K, a, lda, b, ldb, c, ldc, cols);
+    outer_last_rows<R - 1, NV, kPartial>(rows, K, a, lda, b, ldb, c, ldc, cols);
+  }
+}
+
+// Rows [first, end) of c, one panel of columns: whole tiles of MR rows, then the rest.
+template <int NV, bool kPartial>
+void outer_panel(int64_t first, int64_t end, int64_t K, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float* c, int64_t ldc, int cols) {
+  constexpr int MR = rows_per_tile(NV);
+  int64_t i = first;
+  for (; i + MR <= end; i += MR)
+    outer_tile<MR, NV, kPartial>(K, a + i, lda, b, ldb, c + i * ldc, ldc, cols);
+  if (i < end)
+    outer_last_rows<MR - 1, NV, kPartial>(end - i, K, a + i, lda, b, ldb, c + i * ldc, ldc, cols);
+}
+
+template <int NV>
+void outer_panel(int64_t first, int64_t end, int64_t K, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float* c, int64_t ldc, int cols) {
+  if (cols == NV * kWidth)
+    outer_panel<NV, false>(first, end, K, a, lda, b, ldb, c, ldc, cols);
+  else
+    outer_panel<NV, true>(first, end, K, a, lda, b, ldb, c, ldc, cols);
+}
+
+// The rows [first, end) of c, every panel.
+void outer_rows(int64_t first, int64_t end, int64_t K, int64_t N, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float* c, int64_t ldc) {
+  const int vectors = N >= 2 * kWidth ? 2 : 1;
+  const int64_t width = vectors * kWidth;
+  for (int64_t j0 = 0; j0 < N; j0 += width) {
+    const int cols = int(std::min(width, N - j0));
+    if (vectors == 2)
+      outer_panel<2>(first, end, K, a, lda, b + j0, ldb, c + j0, ldc, cols);
+    else
+      outer_panel<1>(first, end, K, a, lda, b + j0, ldb, c + j0, ldc, cols);
+  }
+}
+
+}  // namespace
+
+void add_outer_products(int64_t K, int64_t M, int64_t N, const float* a, int64_t lda,
+                        const float* b, int64_t ldb, float* c, int64_t ldc, int threads) {
+  in_row_parts(M, threads, [&](int64_t first, int64_t end) {
+    outer_rows(first, end, K, N, a, lda, b, ldb, c, ldc);
+  });
 }
 
 }  // namespace hpdl

@@ -30,4 +30,12 @@ class PanelMatrix {
   AlignedFloats panels_;  // [panel][K][panel width], the last panel's extra columns 0
 };
 
+// c[M, N] (row stride ldc) += a[K, M]^T b[K, N] (row strides lda, ldb): the sum over k of
+// the outer products of row k of a and row k of b, each tile of c summed in registers over
+// all k and then added once (an LSTM's weight gradients a step at a time: K is the batch).
+// Every element of c gets its k in order: the result does not depend on `threads`, over
+// which the rows of c are shared.
+void add_outer_products(int64_t K, int64_t M, int64_t N, const float* a, int64_t lda,
+                        const float* b, int64_t ldb, float* c, int64_t ldc, int threads = 1);
+
 }  // namespace hpdl

@@ -1,11 +1,15 @@
 // The LSTM's per-step products with its recurrent weights (kernels.hpp): by default two
 // products of the backend's dense kernel; on the oneDNN backend the panel product
-// (panel_gemm.hpp), the weights laid out once per pass.
+// (panel_gemm.hpp), the weights laid out once per pass, and a backward step's weight and
+// input gradients from the step's gate gradients while they are in the cache (the sums of
+// outer products and a panel product with the input weights).
 #include "recurrent_product.hpp"
 
 #include <omp.h>
 
+#include <cstring>
 #include <memory>
+#include <optional>
 
 #include "hpdl/core/buffer.hpp"
 #include "hpdl/kernels/kernels.hpp"
@@ -43,9 +47,15 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
   PanelRecurrentProduct(const RecurrentDims& d, int threads)
       : n_(d.batch),
         h_(d.hidden),
+        c_(d.inputs),
         threads_(n_ * h_ * 4 * h_ >= kShareFrom ? threads : 1),
         wh_t_(d.hidden, 4 * d.hidden),
-        wh_(4 * d.hidden, d.hidden) {}
+        wh_(4 * d.hidden, d.hidden) {
+    if (c_ == 0) return;
+    wx_.emplace(4 * h_, c_);
+    x_.resize(size_t(n_ * c_));
+    dx_.resize(size_t(n_ * c_));
+  }
   void use_weights(const float* wh) override {
     wh_t_.pack(wh, 1, h_);  // wh^T(i, j) = wh[j, i]
     wh_.pack(wh, h_, 1);
@@ -57,6 +67,28 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
     wh_.multiply(n_, d, 4 * h_, dh, h_, threads());
   }
 
+  bool gradients_by_step() const override { return wx_.has_value(); }
+  void use_input_weights(const float* wx) override { wx_->pack(wx, c_, 1); }
+  void step_gradients(const float* d, const float* h_prev, const float* x, float* dx, int64_t ld,
+                      float* dwh, float* dwx, float* db) override {
+    const int64_t N = n_, H = h_, G = 4 * h_, C = c_;
+    const int threads = this->threads();
+    // The step's rows of x lie a whole sequence apart (ld floats): read from there, each
+    // tile would meet them again in the same few cache sets. One contiguous copy first.
+    for (int64_t k = 0; k < N; ++k) std::memcpy(x_.data() + k * C, x + k * ld, C * sizeof(float));
+    if (h_prev) add_outer_products(N, G, H, d, G, h_prev, H, dwh, H, threads);
+    add_outer_products(N, G, C, d, G, x_.data(), C, dwx, C, threads);
+    for (int64_t k = 0; k < N; ++k) {
+      const float* __restrict row = d + k * G;
+      float* __restrict sums = db;
+#pragma omp simd
+      for (int64_t g = 0; g < G; ++g) sums[g] += row[g];
+    }
+    if (!dx) return;
+    wx_->multiply(N, d, G, dx_.data(), C, threads);
+    for (int64_t k = 0; k < N; ++k) std::memcpy(dx + k * ld, dx_.data() + k * C, C * sizeof(float));
+  }
+
  private:
   // Inside a parallel region (an LSTM on a branch's thread) the calling thread alone.
   int threads() const {
@@ -64,9 +96,11 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
     return threads_ > 0 ? threads_ : omp_get_max_threads();
   }
 
-  int64_t n_, h_;
-  int threads_;            // 1, or those of the factory (0: all)
-  PanelMatrix wh_t_, wh_;  // [H, G] and [G, H]
+  int64_t n_, h_, c_;
+  int threads_;                    // 1, or those of the factory (0: all)
+  PanelMatrix wh_t_, wh_;          // [H, G] and [G, H]
+  std::optional<PanelMatrix> wx_;  // [G, C], where the dims name C
+  AlignedFloats x_, dx_;           // [N, C]: a step's rows of x and dx, contiguous
 };
 
 }  // namespace

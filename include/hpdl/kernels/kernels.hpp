@@ -193,7 +193,7 @@ class LstmCellKernel {
                        float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
                        int64_t ahead) = 0;
   // From dy [N, ld_dy] and the carried dh, dc [N, H]: the gate gradients into d_step
-  // [N, G] and d_seq [N, ld_seq]; dc becomes the gradient for step t-1.
+  // [N, G] and d_seq [N, ld_seq] (null: d_step only); dc becomes the gradient for step t-1.
   virtual void backward(const float* gates, const float* tanh_c, const float* c_prev,
                         const float* dy, int64_t ld_dy, const float* dh, float* dc, float* d_step,
                         float* d_seq, int64_t ld_seq, int64_t ahead) = 0;
@@ -219,9 +219,11 @@ class LstmCellKernel {
 
 // The two products of an LSTM's steps with its recurrent weights wh [G, H] (G = 4H), which
 // stay the same through a pass: rec[N, G] = h[N, H] wh^T forward, dh[N, H] = d[N, G] wh
-// backward.
+// backward; and, where the kernel takes them (gradients_by_step), a backward step's
+// weight and input gradients from the same gate gradients d.
 struct RecurrentDims {
   int64_t batch, hidden;
+  int64_t inputs = 0;  // C, the width of the LSTM's input x (0: no gradients by step)
 };
 
 class RecurrentProductKernel {
@@ -232,6 +234,20 @@ class RecurrentProductKernel {
   virtual void use_weights(const float* wh) = 0;
   virtual void forward(const float* h, float* rec) = 0;  // overwrites rec
   virtual void backward(const float* d, float* dh) = 0;  // overwrites dh
+
+  // True where step_gradients() takes an LSTM's weight and input gradients one step at a
+  // time, while the step's gate gradients are still in the cache (the oneDNN backend's
+  // panels); false where the layer takes them after the loop, as products over all steps
+  // (the default).
+  virtual bool gradients_by_step() const { return false; }
+  // The input weights wx [G, C] of the step_gradients() calls that follow, as use_weights.
+  virtual void use_input_weights(const float* /*wx*/) {}
+  // One backward step's gate gradients d [N, G]: dwh [G, H] += d^T h_prev (h_prev [N, H];
+  // null at the first step: h_{-1} = 0), dwx [G, C] += d^T x, db [G] += d's column sums, and
+  // dx = d wx (overwritten; null: no input gradient). x and dx: [N, C], rows ld apart.
+  virtual void step_gradients(const float* /*d*/, const float* /*h_prev*/, const float* /*x*/,
+                              float* /*dx*/, int64_t /*ld*/, float* /*dwh*/, float* /*dwx*/,
+                              float* /*db*/) {}
 };
 
 // Per-sample normalisation of [N, M] to zero mean and unit variance, then one learned
