@@ -142,10 +142,18 @@ void outer_tile(int64_t K, const float* a, int64_t lda, const float* b, int64_t 
     }
   }
   for (int r = 0; r < R; ++r) {
-    float out[NV * kWidth];
-    std::memcpy(out, &sum[r][0], sizeof out);
-    float* __restrict row = c + r * ldc;
-    for (int j = 0; j < cols; ++j) row[j] += out[j];
+    if constexpr (kPartial) {
+      float out[NV * kWidth];
+      std::memcpy(out, &sum[r][0], sizeof out);
+      for (int j = 0; j < cols; ++j) c[r * ldc + j] += out[j];
+    } else {
+      for (int v = 0; v < NV; ++v) {
+        Vec row;
+        std::memcpy(&row, c + r * ldc + v * kWidth, sizeof(Vec));
+        row += sum[r][v];
+        std::memcpy(c + r * ldc + v * kWidth, &row, sizeof(Vec));
+      }
+    }
   }
 }
 

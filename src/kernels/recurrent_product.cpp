@@ -7,7 +7,6 @@
 
 #include <omp.h>
 
-#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -51,10 +50,7 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
         threads_(n_ * h_ * 4 * h_ >= kShareFrom ? threads : 1),
         wh_t_(d.hidden, 4 * d.hidden),
         wh_(4 * d.hidden, d.hidden) {
-    if (c_ == 0) return;
-    wx_.emplace(4 * h_, c_);
-    x_.resize(size_t(n_ * c_));
-    dx_.resize(size_t(n_ * c_));
+    if (c_ > 0) wx_.emplace(4 * h_, c_);
   }
   void use_weights(const float* wh) override {
     wh_t_.pack(wh, 1, h_);  // wh^T(i, j) = wh[j, i]
@@ -73,11 +69,8 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
                       float* dwh, float* dwx, float* db) override {
     const int64_t N = n_, H = h_, G = 4 * h_, C = c_;
     const int threads = this->threads();
-    // The step's rows of x lie a whole sequence apart (ld floats): read from there, each
-    // tile would meet them again in the same few cache sets. One contiguous copy first.
-    for (int64_t k = 0; k < N; ++k) std::memcpy(x_.data() + k * C, x + k * ld, C * sizeof(float));
     if (h_prev) add_outer_products(N, G, H, d, G, h_prev, H, dwh, H, threads);
-    add_outer_products(N, G, C, d, G, x_.data(), C, dwx, C, threads);
+    add_outer_products(N, G, C, d, G, x, ld, dwx, C, threads);
     for (int64_t k = 0; k < N; ++k) {
       const float* __restrict row = d + k * G;
       float* __restrict sums = db;
@@ -85,8 +78,7 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
       for (int64_t g = 0; g < G; ++g) sums[g] += row[g];
     }
     if (!dx) return;
-    wx_->multiply(N, d, G, dx_.data(), C, threads);
-    for (int64_t k = 0; k < N; ++k) std::memcpy(dx + k * ld, dx_.data() + k * C, C * sizeof(float));
+    wx_->multiply(N, d, G, dx, ld, threads);
   }
 
  private:
@@ -100,7 +92,6 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
   int threads_;                    // 1, or those of the factory (0: all)
   PanelMatrix wh_t_, wh_;          // [H, G] and [G, H]
   std::optional<PanelMatrix> wx_;  // [G, C], where the dims name C
-  AlignedFloats x_, dx_;           // [N, C]: a step's rows of x and dx, contiguous
 };
 
 }  // namespace
