@@ -13,6 +13,7 @@
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/nn/recurrent.hpp"
+#include "omp_threads.hpp"
 
 using namespace hpdl;
 
@@ -437,14 +438,16 @@ TEST(Parity, SequenceModelReferenceVsOneDnn) {
 }
 
 // Products over many rows (64 sequences of 70 steps: 4480 rows): the per-step dense, whose
-// weight gradient the oneDNN dense kernel takes as (x^T dy)^T, added in transposed, and the
-// LSTM, whose weight and input gradients the oneDNN backend takes a step at a time. Both
-// backends agree, and the gradients accumulate.
+// weight gradient the oneDNN dense kernel takes as (x^T dy)^T, added in transposed, and an
+// LSTM large enough (220 MFLOP a pass) to keep the rank's threads: on one thread it takes
+// its weight and input gradients a step at a time, on two (outside a branch) as products
+// over all steps, again as (x^T dy)^T. Both ways agree with the reference backend, and the
+// gradients accumulate.
 TEST(Parity, ManyRowWeightGradientsReferenceVsOneDnn) {
   auto build = [](const std::string& backend) {
     std::vector<std::unique_ptr<Layer>> ls;
-    ls.push_back(std::make_unique<Dense>(8, Init::kGlorotUniform, true));
-    ls.push_back(std::make_unique<Lstm>(4, 1.0f, false));
+    ls.push_back(std::make_unique<Dense>(32, Init::kGlorotUniform, true));
+    ls.push_back(std::make_unique<Lstm>(32, 1.0f, false));
     ls.push_back(std::make_unique<LastStep>());
     ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
     for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
@@ -453,18 +456,30 @@ TEST(Parity, ManyRowWeightGradientsReferenceVsOneDnn) {
     m->init_params(7);
     return m;
   };
-  auto ref = build("reference"), dnn = build("onednn");
-  if (gemm_library("onednn") == "oneDNN") {  // not under HPDL_GEMM=blas (OpenBLAS's GEMM)
-    EXPECT_EQ(dnn->layer(0).kernel_choice(), "weight gradient as (x^T dy)^T");
-    EXPECT_EQ(dnn->layer(3).kernel_choice(), "");  // 64 rows: dy^T x
+  auto ref = build("reference");
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    OmpThreads scope(threads);
+    auto dnn = build("onednn");
+    ASSERT_FALSE(dnn->one_thread());
+    expect_backends_agree(*ref, *dnn, 23, 1e-5);
+    if (threads == 1) {
+      EXPECT_EQ(dnn->layer(1).kernel_choice(), "weight and input gradients a step at a time");
+    } else if (gemm_library("onednn") == "oneDNN") {  // not under HPDL_GEMM=blas
+      EXPECT_EQ(dnn->layer(1).kernel_choice(),
+                "input weights: weight gradient as (x^T dy)^T; recurrent weights: weight "
+                "gradient as (x^T dy)^T");
+    }
+    if (gemm_library("onednn") == "oneDNN") {
+      EXPECT_EQ(dnn->layer(0).kernel_choice(), "weight gradient as (x^T dy)^T");
+      EXPECT_EQ(dnn->layer(3).kernel_choice(), "");  // 64 rows: dy^T x
+    }
+    std::vector<float> once(dnn->grads().begin(), dnn->grads().end());
+    dnn->backward(Pass{});
+    for (int64_t i = 0; i < dnn->num_params(); ++i)
+      ASSERT_NEAR(dnn->grads()[i], 2 * once[i], 1e-5 + 1e-5 * std::abs(once[i])) << i;
   }
-  EXPECT_EQ(dnn->layer(1).kernel_choice(), "weight and input gradients a step at a time");
   EXPECT_EQ(ref->layer(1).kernel_choice(), "");
-  expect_backends_agree(*ref, *dnn, 23, 1e-5);
-  std::vector<float> once(dnn->grads().begin(), dnn->grads().end());
-  dnn->backward(Pass{});
-  for (int64_t i = 0; i < dnn->num_params(); ++i)
-    ASSERT_NEAR(dnn->grads()[i], 2 * once[i], 1e-5 + 1e-5 * std::abs(once[i])) << i;
 }
 
 // backward adds into parameter gradients: two backwards give twice the gradient.

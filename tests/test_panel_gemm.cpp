@@ -11,6 +11,7 @@
 
 #include "hpdl/kernels/kernels.hpp"
 #include "kernel_passes.hpp"
+#include "omp_threads.hpp"
 #include "panel_gemm.hpp"
 #include "random_values.hpp"
 
@@ -119,12 +120,21 @@ TEST(PanelGemm, OuterProductSumsEveryTileRemainderAgainstDouble) {
 TEST(RecurrentProduct, OneDnnGradientsByStepAgainstDouble) {
   EXPECT_FALSE(make_kernel_factory("reference")->recurrent_product({7, 5, 3})->gradients_by_step());
   auto fast = make_kernel_factory("onednn");
-  EXPECT_FALSE(fast->recurrent_product({7, 5})->gradients_by_step());  // no inputs named
+  {
+    OmpThreads two(2);
+    EXPECT_FALSE(fast->recurrent_product({7, 5, 3})->gradients_by_step());    // a thread would wait
+    EXPECT_TRUE(fast->recurrent_product({64, 64, 64})->gradients_by_step());  // shared
+    OmpThreads one(1);
+    EXPECT_FALSE(fast->recurrent_product({7, 5})->gradients_by_step());  // no inputs named
+  }
   constexpr int64_t T = 3;
   for (const RecurrentDims d : {RecurrentDims{7, 5, 3}, RecurrentDims{50, 16, 16},
                                 RecurrentDims{13, 32, 9}, RecurrentDims{64, 64, 64}}) {
     const int64_t N = d.batch, H = d.hidden, G = 4 * H, C = d.inputs, ld = T * C;
     SCOPED_TRACE(::testing::Message() << "N " << N << ", H " << H << ", C " << C);
+    // HHAR's size (64 x 64 by 64 x 256) shares its rows and sums over 3 threads; the others
+    // run on the rank's only thread.
+    OmpThreads scope(N == 64 ? 3 : 1);
     auto kernel = fast->recurrent_product(d);
     ASSERT_TRUE(kernel->gradients_by_step());
     const auto wh = uniform_values(G * H, 30, 70), wx = uniform_values(G * C, 31, 70);

@@ -47,7 +47,8 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
       : n_(d.batch),
         h_(d.hidden),
         c_(d.inputs),
-        threads_(n_ * h_ * 4 * h_ >= kShareFrom ? threads : 1),
+        share_(n_ * h_ * 4 * h_ >= kShareFrom),
+        threads_(threads),
         wh_t_(d.hidden, 4 * d.hidden),
         wh_(4 * d.hidden, d.hidden) {
     if (c_ > 0) wx_.emplace(4 * h_, c_);
@@ -63,7 +64,10 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
     wh_.multiply(n_, d, 4 * h_, dh, h_, threads());
   }
 
-  bool gradients_by_step() const override { return wx_.has_value(); }
+  // A step's sums are too small to share over threads unless its products are (HHAR's). Where
+  // threads would wait beside them (an LSTM outside a branch, on a rank of several threads:
+  // HAR's baseline, 0.94x), the products over all steps after the loop share them instead.
+  bool gradients_by_step() const override { return wx_ && (share_ || available() == 1); }
   void use_input_weights(const float* wx) override { wx_->pack(wx, c_, 1); }
   void step_gradients(const float* d, const float* h_prev, const float* x, float* dx, int64_t ld,
                       float* dwh, float* dwx, float* db) override {
@@ -82,14 +86,17 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
   }
 
  private:
-  // Inside a parallel region (an LSTM on a branch's thread) the calling thread alone.
-  int threads() const {
-    if (threads_ == 1 || omp_in_parallel()) return 1;
+  // The threads a product may take: inside a parallel region (an LSTM on a branch's thread)
+  // the calling thread alone, else the factory's (0: all the rank's).
+  int available() const {
+    if (omp_in_parallel()) return 1;
     return threads_ > 0 ? threads_ : omp_get_max_threads();
   }
+  int threads() const { return share_ ? available() : 1; }
 
   int64_t n_, h_, c_;
-  int threads_;                    // 1, or those of the factory (0: all)
+  bool share_;                     // large enough to share over threads
+  int threads_;                    // the factory's threads (0: all)
   PanelMatrix wh_t_, wh_;          // [H, G] and [G, H]
   std::optional<PanelMatrix> wx_;  // [G, C], where the dims name C
 };

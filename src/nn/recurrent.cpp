@@ -2,8 +2,9 @@
 // matrix product, then one small recurrent product and one fused gate kernel per step;
 // backward runs the steps in reverse with one small product per step for dh, and takes
 // the Wh, Wx and b gradients and dx either in one product each over all steps at the end,
-// or, where the backend's recurrent kernel does (gradients_by_step: the oneDNN backend),
-// a step at a time from the step's gate gradients while they are in the cache. A backend may
+// or, where the backend's recurrent kernel takes them (gradients_by_step: the oneDNN
+// backend, on one thread or with its products shared), a step at a time from the step's
+// gate gradients while they are in the cache. A backend may
 // run a whole time loop in one call (the CUDA backend: one kernel); otherwise each loop is
 // recorded once and run as one (on a GPU, a CUDA graph: 128 steps are 384 small kernels,
 // which launched one by one leave the GPU waiting on launches).
@@ -38,9 +39,7 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H;
   input_ = k.dense({N * T, in_, G});
   recurrent_ = k.recurrent_product({N, H, in_});
-  by_step_ = recurrent_->gradients_by_step() && k.device().host_accessible();
-  recurrent_all_.reset();
-  if (T > 1 && !by_step_) recurrent_all_ = k.dense({(T - 1) * N, H, G});
+  if (T > 1) recurrent_all_ = k.dense({(T - 1) * N, H, G});
   cell_ = k.lstm_cell({N, H, row_stride_});
   pre_ = Buffer(N * T * G, k.device());
   gates_ = Buffer(T * N * G, k.device());
@@ -48,7 +47,7 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   tanh_cells_ = Buffer(T * N * H, k.device());
   hiddens_ = Buffer(T * N * H, k.device());
   rec_ = Buffer(N * G, k.device());
-  dpre_ = Buffer((by_step_ ? 1 : T) * N * G, k.device());
+  dpre_ = Buffer(T * N * G, k.device());
   zeros_ = Buffer(N * H, k.device());
   dh_ = Buffer(N * H, k.device());
   dc_ = Buffer(N * H, k.device());
@@ -110,9 +109,11 @@ void Lstm::backward(const float* x, const float*, const float* dy, float* dx, co
                                 tanh_cells_.data(), dy, dpre_.data(), pre_.data())) {
     dh_.zero();
     dc_.zero();
-    if (!backward_loop_ || backward_for_ != BackwardBuffers{x, dy, dx}) {
-      backward_loop_ = device_->record([this, x, dy, dx] { backward_steps(x, dy, dx); });
-      backward_for_ = {x, dy, dx};
+    by_step_ = recurrent_->gradients_by_step();
+    const BackwardBuffers now{x, dy, dx, by_step_};
+    if (!backward_loop_ || backward_for_ != now) {
+      backward_loop_ = device_->record([this, now] { backward_steps(now); });
+      backward_for_ = now;
     }
     backward_loop_->run();
     if (by_step_) return;
@@ -125,28 +126,29 @@ void Lstm::backward(const float* x, const float*, const float* dy, float* dx, co
   input_->backward(x, wx_.data(), pre_.data(), dx, dwx_.data(), db_.data());
 }
 
-void Lstm::backward_steps(const float* x, const float* dy, float* dx) {
+void Lstm::backward_steps(const BackwardBuffers& b) {
   const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H, W = row_stride_, C = in_;
+  const bool by_step = b.by_step;
   recurrent_->use_weights(wh_.data());
-  if (by_step_) recurrent_->use_input_weights(wx_.data());
+  if (by_step) recurrent_->use_input_weights(wx_.data());
   for (int64_t s = T - 1; s >= 0; --s) {
     const int64_t t = step_index(s);
     const float* gates = gates_.data() + s * N * G;
     const float* tanh_c = tanh_cells_.data() + s * N * H;
     const float* c_prev = s ? cells_.data() + (s - 1) * N * H : zeros_.data();
     const float* h_prev = s ? hiddens_.data() + (s - 1) * N * H : nullptr;
-    // [N, G]: the step's gate gradients for the products that follow; after the loop, the
-    // products over all steps read them from dpre_ [T, N, G] and pre_ [N*T, G].
-    float* d_step = dpre_.data() + (by_step_ ? 0 : s * N * G);
-    float* d_seq = by_step_ ? nullptr : pre_.data() + t * G;
+    // The step's gate gradients [N, G] for the products that follow; not by step, the
+    // products over all steps after the loop read them from dpre_ and pre_ [N*T, G].
+    float* d_step = dpre_.data() + s * N * G;
+    float* d_seq = by_step ? nullptr : pre_.data() + t * G;
     float* dh = dh_.data();
     const int64_t ahead = s > 0 ? step_index(s - 1) - t : 0;
-    cell_->backward(gates, tanh_c, c_prev, dy + t * W, T * W, dh, dc_.data(), d_step, d_seq, T * G,
-                    ahead);
+    cell_->backward(gates, tanh_c, c_prev, b.dy + t * W, T * W, dh, dc_.data(), d_step, d_seq,
+                    T * G, ahead);
     // dh for step s-1; h_{-1} = 0, so the first step passes nothing further back.
     if (s > 0) recurrent_->backward(d_step, dh);
-    if (by_step_) {
-      recurrent_->step_gradients(d_step, h_prev, x + t * C, dx ? dx + t * C : nullptr, T * C,
+    if (by_step) {
+      recurrent_->step_gradients(d_step, h_prev, b.x + t * C, b.dx ? b.dx + t * C : nullptr, T * C,
                                  dwh_.data(), dwx_.data(), db_.data());
     }
   }

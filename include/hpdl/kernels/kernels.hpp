@@ -238,7 +238,8 @@ class RecurrentProductKernel {
   // True where step_gradients() takes an LSTM's weight and input gradients one step at a
   // time, while the step's gate gradients are still in the cache (the oneDNN backend's
   // panels); false where the layer takes them after the loop, as products over all steps
-  // (the default).
+  // (the default). Asked at each backward pass: the answer may depend on the threads the
+  // pass runs on.
   virtual bool gradients_by_step() const { return false; }
   // The input weights wx [G, C] of the step_gradients() calls that follow, as use_weights.
   virtual void use_input_weights(const float* /*wx*/) {}

@@ -41,16 +41,21 @@ class Lstm final : public Layer {
   // The time loops: two or three small operations a step, recorded once per output (or
   // output-gradient) buffer and run as one (Device::record: a CUDA graph on a GPU).
   void forward_steps(float* y);
-  void backward_steps(const float* x, const float* dy, float* dx);
+  struct BackwardBuffers {
+    const float *x, *dy;
+    float* dx;
+    bool by_step;  // the recurrent kernel takes the weight and input gradients
+    bool operator==(const BackwardBuffers&) const = default;
+  };
+  void backward_steps(const BackwardBuffers& b);
 
   int64_t hidden_, batch_ = 0, steps_ = 0, in_ = 0;
   int64_t row_stride_ = 0;  // floats between rows of y and dy: H, or wider inside a concat
   float forget_bias_;
   bool reverse_;
-  bool by_step_ = false;  // the recurrent kernel takes the weight and input gradients
+  bool by_step_ = false;  // the last backward pass took its gradients a step at a time
   std::span<float> wx_, wh_, b_, dwx_, dwh_, db_;
-  // [N*T, C] -> [N*T, 4H]; [(T-1)*N, H] -> [.., 4H] for dWh (not by step); the per-step
-  // products with wh
+  // [N*T, C] -> [N*T, 4H]; [(T-1)*N, H] -> [.., 4H] for dWh; the per-step products with wh
   std::unique_ptr<DenseKernel> input_, recurrent_all_;
   std::unique_ptr<RecurrentProductKernel> recurrent_;
   std::unique_ptr<LstmCellKernel> cell_;
@@ -60,18 +65,13 @@ class Lstm final : public Layer {
   Buffer tanh_cells_;  // [T, N, H]: tanh(c_t), reused by backward
   Buffer hiddens_;     // [T, N, H]: h_t in processing order (contiguous per step for matmuls)
   Buffer rec_;         // [N, 4H]: h_{t-1} Wh^T
-  Buffer dpre_;        // [T, N, 4H]: gate gradients in processing order ([N, 4H] by step)
+  Buffer dpre_;        // [T, N, 4H]: gate gradients in processing order
   Buffer zeros_;       // [N*H]: h_{-1} = c_{-1} = 0
   Buffer dh_, dc_;     // [N, H]: gradients flowing to the previous step
   Device* device_ = nullptr;
   std::unique_ptr<Recording> forward_loop_, backward_loop_;
   const float* forward_for_ = nullptr;  // the y forward_loop_ writes
-  struct BackwardBuffers {
-    const float *x, *dy;
-    float* dx;
-    bool operator==(const BackwardBuffers&) const = default;
-  };
-  BackwardBuffers backward_for_{};  // what backward_loop_ reads and writes
+  BackwardBuffers backward_for_{};      // what backward_loop_ reads and writes
 };
 
 // The last time step of a sequence: [N, T, C] -> [N, C] (many-to-one classification).
