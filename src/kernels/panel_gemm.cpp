@@ -166,38 +166,24 @@ void outer_last_rows(int64_t rows, int64_t K, const float* a, int64_t lda, const
   }
 }
 
-// Rows [first, end) of c, one panel of columns: whole tiles of MR rows, then the rest.
-template <int NV, bool kPartial>
-void outer_panel(int64_t first, int64_t end, int64_t K, const float* a, int64_t lda, const float* b,
-                 int64_t ldb, float* c, int64_t ldc, int cols) {
-  constexpr int MR = rows_per_tile(NV);
-  int64_t i = first;
-  for (; i + MR <= end; i += MR)
-    outer_tile<MR, NV, kPartial>(K, a + i, lda, b, ldb, c + i * ldc, ldc, cols);
-  if (i < end)
-    outer_last_rows<MR - 1, NV, kPartial>(end - i, K, a + i, lda, b, ldb, c + i * ldc, ldc, cols);
-}
-
+// The rows [first, end) of c, a tile of MR rows (fewer at the end) at a time, and for each
+// tile every panel of columns: the tile's rows of a are read again while in the cache.
 template <int NV>
-void outer_panel(int64_t first, int64_t end, int64_t K, const float* a, int64_t lda, const float* b,
-                 int64_t ldb, float* c, int64_t ldc, int cols) {
-  if (cols == NV * kWidth)
-    outer_panel<NV, false>(first, end, K, a, lda, b, ldb, c, ldc, cols);
-  else
-    outer_panel<NV, true>(first, end, K, a, lda, b, ldb, c, ldc, cols);
-}
-
-// The rows [first, end) of c, every panel.
 void outer_rows(int64_t first, int64_t end, int64_t K, int64_t N, const float* a, int64_t lda,
                 const float* b, int64_t ldb, float* c, int64_t ldc) {
-  const int vectors = N >= 2 * kWidth ? 2 : 1;
-  const int64_t width = vectors * kWidth;
-  for (int64_t j0 = 0; j0 < N; j0 += width) {
-    const int cols = int(std::min(width, N - j0));
-    if (vectors == 2)
-      outer_panel<2>(first, end, K, a, lda, b + j0, ldb, c + j0, ldc, cols);
-    else
-      outer_panel<1>(first, end, K, a, lda, b + j0, ldb, c + j0, ldc, cols);
+  constexpr int MR = rows_per_tile(NV);
+  constexpr int64_t kWidthNV = NV * kWidth;
+  for (int64_t i = first; i < end; i += MR) {
+    const int64_t rows = std::min<int64_t>(MR, end - i);
+    for (int64_t j0 = 0; j0 < N; j0 += kWidthNV) {
+      const int cols = int(std::min(kWidthNV, N - j0));
+      if (cols == kWidthNV)
+        outer_last_rows<MR, NV, false>(rows, K, a + i, lda, b + j0, ldb, c + i * ldc + j0, ldc,
+                                       cols);
+      else
+        outer_last_rows<MR, NV, true>(rows, K, a + i, lda, b + j0, ldb, c + i * ldc + j0, ldc,
+                                      cols);
+    }
   }
 }
 
@@ -206,7 +192,10 @@ void outer_rows(int64_t first, int64_t end, int64_t K, int64_t N, const float* a
 void add_outer_products(int64_t K, int64_t M, int64_t N, const float* a, int64_t lda,
                         const float* b, int64_t ldb, float* c, int64_t ldc, int threads) {
   in_row_parts(M, threads, [&](int64_t first, int64_t end) {
-    outer_rows(first, end, K, N, a, lda, b, ldb, c, ldc);
+    if (N >= 2 * kWidth)
+      outer_rows<2>(first, end, K, N, a, lda, b, ldb, c, ldc);
+    else
+      outer_rows<1>(first, end, K, N, a, lda, b, ldb, c, ldc);
   });
 }
 
