@@ -8,6 +8,7 @@
 
 #include "blas_gemm.hpp"
 #include "device_math.hpp"
+#include "element_math.hpp"
 
 namespace hpdl {
 namespace {
@@ -34,9 +35,7 @@ class BlasDense final : public DenseKernel {
                   I);
     if (dw)
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, O, I, N, 1.0f, dy, O, x, I, 1.0f, dw, I);
-    if (db)
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t o = 0; o < O; ++o) db[o] += dy[n * O + o];
+    if (db) math::add_row_sums(dy, N, O, db);
   }
 
  private:

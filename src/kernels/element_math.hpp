@@ -117,6 +117,18 @@ HPDL_HD inline void lstm_cell_backward(const float* __restrict gt, const float* 
   for (int64_t j = 0; j < H; ++j) lstm_unit_backward(gt, tc, cp, dy, dh, dc, d, H, j);
 }
 
+// sums[j] += x[i, j] over `rows` rows of `width` (a bias gradient), row by row: contiguous
+// and vectorised across j (a column walk with stride `width` was 4.7 ms of a 6.6 ms step
+// for an LSTM's 12800 x 64).
+HPDL_HD inline void add_row_sums(const float* __restrict x, int64_t rows, int64_t width,
+                                 float* __restrict sums) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* __restrict row = x + i * width;
+#pragma omp simd
+    for (int64_t j = 0; j < width; ++j) sums[j] += row[j];
+  }
+}
+
 // Mean and 1 / std of M values from their sum and sum of squares (both in double).
 HPDL_HD inline float norm_inv_std(double sum, double sq, int64_t M, float eps, float* mean) {
   const double m = sum / M, v = sq / M - m * m;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "element_math.hpp"
 #include "hpdl/core/buffer.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "panel_gemm.hpp"
@@ -89,12 +90,7 @@ class PanelRecurrentProduct final : public RecurrentProductKernel {
     for (int64_t k = 0; k < N; ++k) std::memcpy(x_.data() + k * C, x + k * ld, C * sizeof(float));
     if (h_prev) add_outer_products(N, G, H, d, G, h_prev, H, dwh, H, threads);
     add_outer_products(N, G, C, d, G, x_.data(), C, dwx, C, threads);
-    for (int64_t k = 0; k < N; ++k) {
-      const float* __restrict row = d + k * G;
-      float* __restrict sums = db;
-#pragma omp simd
-      for (int64_t g = 0; g < G; ++g) sums[g] += row[g];
-    }
+    math::add_row_sums(d, N, G, db);
     if (!dx) return;
     wx_->multiply(N, d, G, dx_.data(), C, threads);
     for (int64_t k = 0; k < N; ++k) std::memcpy(dx + k * ld, dx_.data() + k * C, C * sizeof(float));
