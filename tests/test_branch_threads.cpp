@@ -4,7 +4,6 @@
 // and backward, on both CPU backends; an error thrown inside a branch reaches the caller;
 // LSTMs that write their rows straight into the concatenation give what copied rows give.
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/nn/recurrent.hpp"
+#include "omp_threads.hpp"
 
 using namespace hpdl;
 
@@ -80,8 +80,7 @@ struct Result {
 };
 
 Result run_on(const std::string& backend, int threads, bool copied = false) {
-  const int before = omp_get_max_threads();
-  omp_set_num_threads(threads);
+  OmpThreads scope(threads);
   auto m = har_like(backend, 3, copied);
   Rng rng(9, 1);
   for (int64_t i = 0; i < m->input_shape().numel(); ++i)
@@ -95,7 +94,6 @@ Result run_on(const std::string& backend, int threads, bool copied = false) {
   m->zero_grads();
   m->backward(Pass{});
   r.grads.assign(m->grads().begin(), m->grads().end());
-  omp_set_num_threads(before);
   return r;
 }
 
@@ -152,15 +150,13 @@ std::unique_ptr<Layer> pair(bool throwing) {
 
 // A model of that one layer, run forward on 2 threads: the branch's Error reaches the caller.
 void expect_error_on_two_threads(std::unique_ptr<Layer> layer) {
-  const int before = omp_get_max_threads();
-  omp_set_num_threads(2);
+  OmpThreads scope(2);
   layer->set_name("top");
   std::vector<std::unique_ptr<Layer>> ls;
   ls.push_back(std::move(layer));
   Model m(std::move(ls), Shape{{2, 2}}, make_kernel_factory("onednn"));
   m.init_params(1);
   EXPECT_THROW(m.forward(Pass{}), Error);
-  omp_set_num_threads(before);
 }
 
 TEST(BranchThreads, AnErrorInABranchReachesTheCaller) { expect_error_on_two_threads(pair(true)); }

@@ -12,6 +12,7 @@
 #include "hpdl/core/rng.hpp"
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/model.hpp"
+#include "omp_threads.hpp"
 #include "onednn_step.hpp"
 
 using namespace hpdl;
@@ -42,9 +43,7 @@ void step(Model& m) {
 
 class KernelThreads : public ::testing::Test {
  protected:
-  void SetUp() override { omp_set_num_threads(2); }
-  void TearDown() override { omp_set_num_threads(before_); }
-  int before_ = omp_get_max_threads();
+  OmpThreads two_{2};
 };
 
 TEST_F(KernelThreads, ASmallStepRunsOnOneThreadAndLeavesTheRanksThreads) {

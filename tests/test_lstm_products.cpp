@@ -3,7 +3,6 @@
 // do not depend on the threads, nor (beyond rounding) on where in the batch it sits or how
 // many samples the batch has; and they agree with the reference backend's.
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <memory>
@@ -11,6 +10,7 @@
 
 #include "hpdl/nn/model.hpp"
 #include "hpdl/nn/recurrent.hpp"
+#include "omp_threads.hpp"
 #include "random_values.hpp"
 
 using namespace hpdl;
@@ -27,8 +27,7 @@ struct Outcome {
 // set of inputs and output gradients, on `threads` threads.
 Outcome run_lstm(const std::string& backend, int64_t first, int64_t batch, bool reverse,
                  int threads) {
-  const int before = omp_get_max_threads();
-  omp_set_num_threads(threads);
+  OmpThreads scope(threads);
   std::vector<std::unique_ptr<Layer>> ls;
   ls.push_back(std::make_unique<Lstm>(kHidden, 1.0f, reverse));
   ls.back()->set_name("lstm");
@@ -45,7 +44,6 @@ Outcome run_lstm(const std::string& backend, int64_t first, int64_t batch, bool 
   m.zero_grads();
   m.backward(Pass{});
   r.grads.assign(m.grads().begin(), m.grads().end());
-  omp_set_num_threads(before);
   return r;
 }
 
