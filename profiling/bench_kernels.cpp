@@ -99,6 +99,39 @@ BENCHMARK(BM_RecurrentProduct)
     ->ArgsProduct({{0, 1}, {50, 100}, {16, 32}})
     ->Unit(benchmark::kMicrosecond);
 
+// An LSTM's weight and input gradients of one backward step, as the oneDNN backend takes
+// them a step at a time (args: batch, hidden, input width C): dWh += d^T h_prev, dWx +=
+// d^T x, db, dx = d wx; x and dx rows a sequence (128 steps) apart as in the layer.
+// FLOP/s counts the three products' multiply-adds (2 N G (H + 2 C)).
+void BM_StepGradients(benchmark::State& state) {
+  auto kernels = make_kernel_factory("onednn");
+  const int64_t N = state.range(0), H = state.range(1), C = state.range(2), G = 4 * H;
+  const int64_t ld = 128 * C;
+  auto k = kernels->recurrent_product(RecurrentDims{N, H, C});
+  if (!k->gradients_by_step()) {
+    state.SkipWithError("this CPU's rule takes these gradients after the loop");
+    return;
+  }
+  auto wh = filled(G * H), wx = filled(G * C), d = filled(N * G), h = filled(N * H);
+  auto x = filled(N * ld), dx = filled(N * ld), dwh = filled(G * H), dwx = filled(G * C),
+       db = filled(G);
+  k->use_weights(wh.data());
+  k->use_input_weights(wx.data());
+  for (auto _ : state) {
+    k->step_gradients(d.data(), h.data(), x.data(), dx.data(), ld, dwh.data(), dwx.data(),
+                      db.data());
+    benchmark::DoNotOptimize(dx.data());
+  }
+  state.counters["FLOP/s"] = benchmark::Counter(
+      double(state.iterations()) * 2 * N * G * (H + 2 * C), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_StepGradients)
+    ->Args({50, 32, 32})
+    ->Args({50, 32, 64})
+    ->Args({100, 32, 32})
+    ->Args({50, 64, 64})
+    ->Unit(benchmark::kMicrosecond);
+
 // Conv forward + backward (args: backend, batch, in_c, hw, out_c, kernel, pad): LeNet's conv2.
 void BM_Conv(benchmark::State& state) {
   auto kernels = make_kernel_factory(state.range(0) ? "onednn" : "reference");
