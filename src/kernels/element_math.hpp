@@ -66,9 +66,20 @@ HPDL_HD inline float xent_grad(float p, bool is_label, float scale) {
   return (p - (is_label ? 1.0f : 0.0f)) * scale;
 }
 
+// Unit j's new cell state from its gates i, f, g, o and c_{t-1}: c, tanh(c), h, and h again
+// into the layer's output row y.
+HPDL_HD inline void lstm_unit_state(float i, float f, float g, float o, float cp, float* c,
+                                    float* tc, float* h, float* y) {
+  const float cj = f * cp + i * g, tcj = fast_tanh(cj);
+  *c = cj, *tc = tcj;
+  *h = o * tcj;
+  *y = o * tcj;
+}
+
 // Unit j of one sample's LSTM gates at one step. p, r: input and recurrent pre-activations
 // [G]; cp: c_{t-1} [H]; outputs: gates [G], c, tanh(c), h [H], and h again into the layer's
-// output row y. (A CUDA thread computes one (sample, unit); the CPU loops over j.)
+// output row y. (A CUDA thread computes one (sample, unit); the CPU loops over the sample's
+// units in lstm_cell_forward, with the same arithmetic.)
 HPDL_HD inline void lstm_unit_forward(const float* __restrict p, const float* __restrict r,
                                       const float* __restrict cp, float* __restrict gt,
                                       float* __restrict c, float* __restrict tc,
@@ -77,20 +88,27 @@ HPDL_HD inline void lstm_unit_forward(const float* __restrict p, const float* __
   const float i = fast_sigmoid(p[j] + r[j]), f = fast_sigmoid(p[H + j] + r[H + j]);
   const float g = fast_tanh(p[2 * H + j] + r[2 * H + j]);
   const float o = fast_sigmoid(p[3 * H + j] + r[3 * H + j]);
-  const float cj = f * cp[j] + i * g, tcj = fast_tanh(cj);
   gt[j] = i, gt[H + j] = f, gt[2 * H + j] = g, gt[3 * H + j] = o;
-  c[j] = cj, tc[j] = tcj;
-  h[j] = o * tcj;
-  y[j] = o * tcj;
+  lstm_unit_state(i, f, g, o, cp[j], &c[j], &tc[j], &h[j], &y[j]);
 }
 
-// One sample's LSTM gates at one step, vectorised over the H units.
+// One sample's LSTM gates at one step, vectorised: first the G gates (each exp on its own,
+// so the out-of-order core overlaps many), then the H units' states from them (a unit's
+// gates and state as one chain of five exps and divisions was 12 % slower on an AVX2 EPYC).
 HPDL_HD inline void lstm_cell_forward(const float* __restrict p, const float* __restrict r,
                                       const float* __restrict cp, float* __restrict gt,
                                       float* __restrict c, float* __restrict tc,
                                       float* __restrict h, float* __restrict y, int64_t H) {
 #pragma omp simd
-  for (int64_t j = 0; j < H; ++j) lstm_unit_forward(p, r, cp, gt, c, tc, h, y, H, j);
+  for (int64_t j = 0; j < 2 * H; ++j) gt[j] = fast_sigmoid(p[j] + r[j]);  // i, f
+#pragma omp simd
+  for (int64_t j = 2 * H; j < 3 * H; ++j) gt[j] = fast_tanh(p[j] + r[j]);  // g
+#pragma omp simd
+  for (int64_t j = 3 * H; j < 4 * H; ++j) gt[j] = fast_sigmoid(p[j] + r[j]);  // o
+#pragma omp simd
+  for (int64_t j = 0; j < H; ++j)
+    lstm_unit_state(gt[j], gt[H + j], gt[2 * H + j], gt[3 * H + j], cp[j], &c[j], &tc[j], &h[j],
+                    &y[j]);
 }
 
 // Unit j of the same sample's gate gradients (backward): from dy and the carried dh, dc;
