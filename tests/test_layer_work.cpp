@@ -124,6 +124,21 @@ TEST(LayerWork, ALayerAfterOnlyViewsCountsNoInputGradient) {
   EXPECT_DOUBLE_EQ(model->layer_work(4).backward.flops, 2 * (2 * 32.0 * 64 * 64) + 2'048);
 }
 
+// HAR's models start with a dropout on the input (no parameters): the residual LSTM layer
+// after it writes no input gradient (nothing before it needs one), and the dropout is not run
+// backward; the layers after the first with parameters do write theirs.
+TEST(LayerWork, ALayerAfterOnlyParameterFreeLayersCountsNoInputGradient) {
+  const Config cfg = load_config(std::string(HPDL_SOURCE_DIR) + "/inputs/har_2x2.toml", {});
+  auto model = build_model(cfg.model, 4, "reference");
+  ASSERT_EQ(model->layer(0).kind(), "dropout");
+  const double without = model->layer(1).work(false).backward.flops;
+  EXPECT_LT(without, model->layer(1).work(true).backward.flops);
+  EXPECT_DOUBLE_EQ(model->layer_work(1).backward.flops, without);
+  EXPECT_DOUBLE_EQ(model->layer_work(0).backward.flops, 0.0);
+  ASSERT_EQ(model->layer(2).kind(), "norm");  // after res1: its dx is needed
+  EXPECT_DOUBLE_EQ(model->layer_work(2).backward.flops, model->layer(2).work(true).backward.flops);
+}
+
 // Ceilings of 100 GFLOP/s and 10 GB/s: the ridge at 10 FLOP/byte.
 TEST(LayerWork, EfficiencyAgainstTheRooflineByHand) {
   const Ceilings c{100e9, 10e9};

@@ -140,22 +140,26 @@ void Chain::forward(const float* x, const Pass& pass, float* out) {
 }
 
 bool Chain::layer_writes_input_grad(size_t i, bool input_grad) const {
-  for (size_t j = 0; j < i && !input_grad; ++j) input_grad = !layers_[j]->is_view();
+  for (size_t j = 0; j < i && !input_grad; ++j) input_grad = spec_counts_[j] > 0;
   return input_grad;
 }
 
 // dact_[i] is layer i's dx: a buffer of its own, or layer i - 1's dx when that layer is a
-// view (which computes nothing), so a layer with only views before it gets the chain's dx.
+// view (which computes nothing), so a layer with only views before it gets the chain's dx;
+// null where no layer before i has parameters and the chain's dx is not wanted (HAR's first
+// LSTM group after an input dropout: no input gradient, the dropout's backward skipped).
 void Chain::backward(const float* x, const float* dy, float* dx, const Pass& pass,
                      const std::function<void(size_t)>& on_layer_done) {
   const size_t n = layers_.size();
   act_[0] = const_cast<float*>(x);
   dact_[0] = dx;
   for (size_t i = 1; i < n; ++i)
-    dact_[i] = layers_[i - 1]->is_view() ? dact_[i - 1] : dact_store_[i].data();
+    dact_[i] = !layer_writes_input_grad(i, dx != nullptr) ? nullptr
+               : layers_[i - 1]->is_view()                ? dact_[i - 1]
+                                                          : dact_store_[i].data();
   dact_[n] = const_cast<float*>(dy);  // the last layer only reads it
   for (size_t i = n; i-- > 0;) {
-    {
+    if (dact_[i] || spec_counts_[i] > 0) {  // else: nothing to write
       DeviceScope timed(profiler_, profiler_ ? bwd_ids_[i] : 0);
       DeviceRange named(*device_, bwd_ranges_[i].c_str());
       layers_[i]->backward(act_[i], act_[i + 1], dact_[i + 1], dact_[i], pass);

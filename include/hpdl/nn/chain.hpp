@@ -57,7 +57,8 @@ class Chain {
   // Every layer's work summed (profile/work.hpp); input_grad: the first layer's dx is wanted.
   LayerWork work(bool input_grad) const;
   // Whether backward gives layer i an input gradient to write (dx non-null): the chain's own
-  // dx is wanted (input_grad) or a layer before i is not a view (a view passes its dx on).
+  // dx is wanted (input_grad) or a layer before i has parameters, whose gradients need it.
+  // A layer without parameters and without an input gradient to write is not run backward.
   bool layer_writes_input_grad(size_t i, bool input_grad) const;
   const Layer& layer(size_t i) const { return *layers_[i]; }
   // Number of param_specs() entries that belong to layer i.
