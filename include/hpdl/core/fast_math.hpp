@@ -23,7 +23,9 @@ HPDL_HD inline float fast_exp(float x) {
   bits_x = (bits_x & ~high) | (std::bit_cast<int32_t>(88.0f) & high);
   bits_x = (bits_x & ~low) | (std::bit_cast<int32_t>(-87.0f) & low);
   x = std::bit_cast<float>(bits_x);
-  const float k = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(x / ln2)
+  // round(x / ln2): k, and in the low bits of kb's pattern as an integer (1.5 * 2^23 has
+  // the units in its last place), read from there without a float-to-int conversion.
+  const float kb = x * 1.44269504088896341f + 12582912.0f, k = kb - 12582912.0f;
   const float r = x - k * 0.693359375f + k * 2.12194440e-4f;  // x - k ln2, in two parts
   float p = 1.0f / 720.0f;
   p = p * r + 1.0f / 120.0f;
@@ -32,7 +34,7 @@ HPDL_HD inline float fast_exp(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;  // 2^k
+  const int32_t bits = (std::bit_cast<int32_t>(kb) - 0x4B400000 + 127) << 23;  // 2^k
   return p * std::bit_cast<float>(bits);
 }
 
