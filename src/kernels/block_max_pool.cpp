@@ -147,7 +147,8 @@ class BlockMaxPool final : public MaxPoolKernel {
   // (std::integral_constant: the compiler's vector compares and blends, no scalar tail):
   // runs of 16 with AVX-512, else 8 (one AVX2 register), then one more ending at B that
   // overlaps the last (it writes the same values again); one channel at a time below 8.
-  // (Runs of two AVX2 registers, 16 floats, took 11 % longer in backward and forward.)
+  // (Runs of two AVX2 registers, 16 floats, took 11 % longer.) Forward only: backward writes
+  // whole rows (row_backward_2x2).
   template <typename F>
   static void over_channels(int64_t B, F&& f) {
     if (B >= kRun)
