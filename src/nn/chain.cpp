@@ -19,6 +19,8 @@ Shape Chain::setup(const Shape& in) {
     spec_counts_.push_back(l->param_specs().size());
   }
   const size_t n = layers_.size();
+  params_before_.assign(n + 1, false);
+  for (size_t i = 1; i <= n; ++i) params_before_[i] = params_before_[i - 1] || spec_counts_[i - 1];
   // A ReLU whose next layer takes it over, or else the layer before it, becomes a view
   // (Layer::absorb_relu, absorb_following_relu); never the chain's last layer.
   for (size_t i = 0; i + 1 < n; ++i) {
@@ -140,8 +142,7 @@ void Chain::forward(const float* x, const Pass& pass, float* out) {
 }
 
 bool Chain::layer_writes_input_grad(size_t i, bool input_grad) const {
-  for (size_t j = 0; j < i && !input_grad; ++j) input_grad = spec_counts_[j] > 0;
-  return input_grad;
+  return input_grad || params_before_.at(i);
 }
 
 // dact_[i] is layer i's dx: a buffer of its own, or layer i - 1's dx when that layer is a
