@@ -2,7 +2,9 @@
 # DC-ASGD with 1 server + 7 workers on the Fashion-MNIST MLP finishes in bounded time (the
 # watchdog would end a starved run) and serves its workers fairly: when the first worker
 # has finished, every other one has pushed at least half as often. Two places:
-#   localhost  8 ranks on this machine, once per one-sided component (osc pt2pt, rdma, ucx)
+#   localhost  8 ranks on this machine, once per one-sided component (osc pt2pt, rdma, ucx),
+#              each rank in a CPU budget of its own (0.4 core for the server, 0.2 for each
+#              worker) where a cgroup cpu controller exists
 #   cluster    8 emulated hosts (scripts/netns_cluster.sh) on 100 Mbit links with 0.25
 #              core each: where DC-ASGD's old exclusive-lock push let workers wait for
 #              minutes and the watchdog ended the run
@@ -35,12 +37,16 @@ if 2 * min(seen) < max(seen):
 print(f"{sys.argv[2]}: pushes when the first worker finished {min(seen)} .. {max(seen)}")
 PY
 }
-# The ranks share this machine's 2 cores, so a run's fairness also depends on how the kernel
-# happens to schedule 8 processes: about one run in ten here saw the others at 67-75 pushes
-# against 150, and on a 2-core AMD EPYC (Zen 5) virtual machine osc rdma missed twice in a
-# row inside a full CTest run (5 workers at 57-70). A run that finishes but misses the
-# factor 2 is run again, up to three runs, and the test fails only when all three miss (a run
-# that does not finish fails at once: the starvation this test is for).
+# Without budgets the 8 ranks share this machine's 2 cores as the kernel happens to place
+# them: on 2-core EPYC virtual machines 3 workers often sat on one core and 4 workers and the
+# server on the other, and the 4 pushed half as often (osc rdma missed the factor 2 three runs
+# in a row inside a full CTest run): a measure of the scheduler, not of the server. With a
+# budget per rank (8 emulated hosts' worth of CPU, 1.8 cores in all, so a core falls idle and
+# the kernel moves a waiting rank there) the slowest worker had 86 .. 147 pushes in 45 runs
+# on a 2-core Zen 3 EPYC (without budgets: 64 .. 135).
+# A run that finishes but misses the factor 2 is still run again, up to three runs, and the
+# test fails only when all three miss (a run that does not finish fails at once: the
+# starvation this test is for).
 fair() {  # NAME STEPS MPIRUN...
   local rc=0 try
   for try in 1 2; do
@@ -54,8 +60,23 @@ fair() {  # NAME STEPS MPIRUN...
 rm -rf "$work" && mkdir -p "$work"
 case $where in
   localhost)
+    source "$src/scripts/cpu_budget.sh"
+    budgets=()
+    trap 'for cg in "${budgets[@]}"; do cpu_budget_remove "$cg"; done' EXIT
+    launch=()
+    if cg=$(cpu_budget_make hpdl-fair-r0 0.4 10000); then
+      budgets+=("$cg")
+      for r in 1 2 3 4 5 6 7; do budgets+=("$(cpu_budget_make "hpdl-fair-r$r" 0.2 10000)"); done
+      # Each rank joins its budget, then becomes hpdl.
+      printf '%s\n' '#!/bin/sh' "echo \$\$ >\"${cg%0}\$OMPI_COMM_WORLD_RANK/cgroup.procs\" || exit 1" \
+        'exec "$@"' >"$work/in_budget.sh"
+      chmod +x "$work/in_budget.sh"
+      launch=("$work/in_budget.sh")
+    else
+      echo "no cgroup cpu controller: the ranks share this machine's cores without budgets"
+    fi
     for osc in pt2pt rdma ucx; do
-      fair "local_$osc" 150 mpirun --oversubscribe --bind-to none --mca osc "$osc" -np 8
+      fair "local_$osc" 150 mpirun --oversubscribe --bind-to none --mca osc "$osc" -np 8 "${launch[@]}"
     done ;;
   cluster)
     source "$src/tests/jobs/netns_lib.sh"
