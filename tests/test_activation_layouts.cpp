@@ -3,7 +3,8 @@
 // pooling element for element, in every pair of blocks, with and without a fused ReLU, on
 // inputs full of ties and negative windows; a chain keeps the convolutions' layout exactly
 // where a pool or an activation joins them, and computes bit for bit what the same chain
-// computes with every activation plain.
+// computes with every activation plain, also where a pool's backward is read row by row by
+// the one-channel convolution before it.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -247,6 +248,74 @@ TEST(ActivationLayouts, KeptLayoutsComputeWhatPlainOnesDoBitForBit) {
   EXPECT_EQ(dx[0], dx[1]);
   for (size_t i = 0; i < kept.grads.size(); ++i)
     EXPECT_EQ(kept.grads[i], plain.grads[i]) << "gradient of parameter " << i;
+}
+
+// LeNet's first layers on a grey image: conv (1 -> 20 channels, 5 x 5) + ReLU + pool, then
+// (second) conv (12, 3 x 3), + flatten + dense, on [4, 1, side, side] (side 13: a last row
+// and column no window covers). The pool writes NHWC for the second convolution, NCHW for the
+// flatten.
+struct GreyChain : BoundChain {
+  GreyChain(bool plain, int64_t side, bool second)
+      : BoundChain(layers(second), Shape{{4, 1, side, side}}, plain) {}
+  static std::vector<std::unique_ptr<Layer>> layers(bool second) {
+    std::vector<std::unique_ptr<Layer>> ls;
+    ls.push_back(std::make_unique<Conv2d>(20, 5, 1, 2));
+    ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+    ls.push_back(std::make_unique<MaxPool2d>(2, 2));
+    if (second) ls.push_back(std::make_unique<Conv2d>(12, 3, 1, 1));
+    ls.push_back(std::make_unique<Flatten>());
+    ls.push_back(std::make_unique<Dense>(5, Init::kGlorotUniform));
+    return ls;
+  }
+};
+
+TEST(ActivationLayouts, APoolsBackwardReadByRowsGivesTheSameGradientsBitForBit) {
+  for (const bool second : {false, true})
+    for (const int64_t side : {12, 13}) {
+      SCOPED_TRACE("side " + std::to_string(side) + (second ? ", a second convolution" : ""));
+      GreyChain rows(false, side, second), plain(true, side, second);
+      const Chain& c = *rows.chain;
+      const bool paired =
+          c.layer(0).kernel_choice().find("reads l2's input gradient by rows") != std::string::npos;
+#if defined(__x86_64__)
+      // 20 channels: NHWC by the rule, so hpdl's one-channel weight kernel reads the pool's
+      // gradient row by row; never with plain activations.
+      if (gemm_library("onednn") == "oneDNN") {
+        EXPECT_TRUE(paired) << c.layer(0).kernel_choice();
+        EXPECT_EQ(c.layer(2).kernel_choice(), std::string("reads nhwc, writes ") +
+                                                  (second ? "nhwc" : "nchw") +
+                                                  "; its backward read by l0 row by row");
+      }
+#endif
+      EXPECT_EQ(plain.chain->layer(2).kernel_choice(), "");
+      if (paired) {  // the pool's backward counted in the convolution's
+        EXPECT_EQ(c.layer_work(2, false).backward.flops, 0.0);
+        EXPECT_EQ(c.layer_work(0, false).backward.flops,
+                  plain.chain->layer_work(0, false).backward.flops +
+                      plain.chain->layer_work(2, false).backward.flops);
+        EXPECT_EQ(c.work(false).backward.flops, plain.chain->work(false).backward.flops);
+        // With an input gradient wanted the convolution writes dx: the pool runs backward.
+        EXPECT_GT(c.layer_work(2, true).backward.flops, 0.0);
+      }
+      const std::vector<float> x = kinked_values(4 * side * side, 5);
+      const std::vector<float> dy = kinked_values(4 * 5, 6);
+      std::vector<std::vector<float>> dx(2, std::vector<float>(x.size()));
+      for (const bool input_grad : {false, true}) {
+        int k = 0;
+        for (GreyChain* net : {&rows, &plain}) {
+          for (int step = 0; step < 2; ++step) {  // twice: gradients accumulate
+            net->chain->forward(x.data(), Pass{true, 1, step, nullptr});
+            net->chain->backward(x.data(), dy.data(), input_grad ? dx[k].data() : nullptr,
+                                 Pass{true, 1, step, nullptr});
+          }
+          ++k;
+        }
+        EXPECT_EQ(dx[0], dx[1]);
+        for (size_t i = 0; i < rows.grads.size(); ++i)
+          EXPECT_EQ(rows.grads[i], plain.grads[i])
+              << "gradient of parameter " << i << ", input gradient " << input_grad;
+      }
+    }
 }
 
 }  // namespace

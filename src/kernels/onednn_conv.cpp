@@ -175,6 +175,12 @@ class DnnlConv final : public ConvKernel {
                           ", its input and output kept in that layout"};
     return choice_ + kept[int(native_in_) + 2 * int(native_out_)];
   }
+  bool takes_gradient_rows() const override { return one_channel_ && native_out_; }
+  void backward_weights_from_rows(const float* x, const GradientRows& dy, float* dw,
+                                  float* db) override {
+    HPDL_REQUIRE(takes_gradient_rows(), "convolution: no weight gradient from rows");
+    one_channel_->accumulate(x, dy, dw, db);
+  }
   int64_t native_in_block() const override { return in_block_; }
   int64_t native_out_block() const override { return out_block_; }
   void use_native(bool in, bool out) override {

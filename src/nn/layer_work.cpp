@@ -149,8 +149,7 @@ LayerWork Branches::work(bool input_grad) const {
 
 LayerWork Chain::work(bool input_grad) const {
   LayerWork w;
-  for (size_t i = 0; i < layers_.size(); ++i)
-    w += layers_[i]->work(layer_writes_input_grad(i, input_grad));
+  for (size_t i = 0; i < layers_.size(); ++i) w += layer_work(i, input_grad);
   return w;
 }
 

@@ -94,6 +94,17 @@ class DenseKernel {
   virtual std::string choice() const { return ""; }
 };
 
+// An NHWC activation gradient given one row at a time to whoever reads it, instead of written
+// whole: a max pool's input gradient read by the weight gradient of the convolution before it
+// (Chain::bind), no [N, H, W, C] tensor written and read back.
+class GradientRows {
+ public:
+  virtual ~GradientRows() = default;
+  // Row h of sample n: out[w * pixel_stride + c] for every column w and channel c (the
+  // floats between one pixel's C channels and the next pixel are left as they are).
+  virtual void row(int64_t n, int64_t h, float* out, int64_t pixel_stride) const = 0;
+};
+
 class ConvKernel {
  public:
   virtual ~ConvKernel() = default;
@@ -119,6 +130,14 @@ class ConvKernel {
   // From now on x and dx (in), y and dy (out) are in its native blocks, not plain: no
   // conversion on that side. Only for a side whose native block is not 1.
   virtual void use_native(bool in, bool out) { (void)in, (void)out; }
+  // True when backward_weights_from_rows can take dy by rows: y/dy kept native in NHWC.
+  virtual bool takes_gradient_rows() const { return false; }
+  // dw, db += the gradients from x and dy given by rows (NHWC); no input gradient. Only
+  // where takes_gradient_rows().
+  virtual void backward_weights_from_rows(const float* x, const GradientRows& dy, float* dw,
+                                          float* db) {
+    (void)x, (void)dy, (void)dw, (void)db;
+  }
 };
 
 class MaxPoolKernel {
@@ -133,6 +152,14 @@ class MaxPoolKernel {
   // True when it reads and writes activations in any channel blocks (PoolDims::in_block,
   // out_block); false: plain only.
   virtual bool takes_blocks() const { return false; }
+  // True when gradient_row can give its input gradient by rows: x/dx in NHWC.
+  virtual bool gives_gradient_rows() const { return false; }
+  // Row h of sample n of dx (backward's values, bit for bit) from dy, as GradientRows::row
+  // says. Only where gives_gradient_rows().
+  virtual void gradient_row(const float* dy, int64_t n, int64_t h, float* out,
+                            int64_t pixel_stride) const {
+    (void)dy, (void)n, (void)h, (void)out, (void)pixel_stride;
+  }
 };
 
 class ActivationKernel {

@@ -88,9 +88,7 @@ class Model {
   uint64_t estimated_bytes() const { return chain_.estimated_bytes(); }
   const Layer& layer(size_t i) const { return chain_.layer(i); }
   // Layer i's FLOPs and bytes per pass at this batch (no dx where only views come before).
-  LayerWork layer_work(size_t i) const {
-    return chain_.layer(i).work(chain_.layer_writes_input_grad(i, false));
-  }
+  LayerWork layer_work(size_t i) const { return chain_.layer_work(i, false); }
   // Every layer's work by layer name (what the trace writer puts in layers.csv).
   std::map<std::string, LayerWork> work_by_layer() const {
     std::map<std::string, LayerWork> w;
