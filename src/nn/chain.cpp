@@ -216,15 +216,15 @@ void Chain::backward(const float* x, const float* dy, float* dx, const Pass& pas
   dact_[n] = const_cast<float*>(dy);  // the last layer only reads it
   const bool input_grad = dx != nullptr;
   for (size_t i = n; i-- > 0;) {
+    // A backward read by the layer before runs inside that one's (its trace row stays, empty).
+    const bool read_later = row_reader_[i] != kNoLayer && reads_rows(row_reader_[i], input_grad);
     if (dact_[i] || spec_counts_[i] > 0) {  // else: nothing to write
       DeviceScope timed(profiler_, profiler_ ? bwd_ids_[i] : 0);
       DeviceRange named(*device_, bwd_ranges_[i].c_str());
-      if (row_reader_[i] != kNoLayer && reads_rows(row_reader_[i], input_grad)) {
-        // runs inside the reader's backward (the trace keeps this layer's row, empty)
-      } else if (reads_rows(i, input_grad)) {
+      if (reads_rows(i, input_grad)) {
         const size_t g = row_giver_[i];
         layers_[i]->backward_from_rows(act_[i], LayerRows(*layers_[g], dact_[g + 1]), pass);
-      } else {
+      } else if (!read_later) {
         layers_[i]->backward(act_[i], act_[i + 1], dact_[i + 1], dact_[i], pass);
       }
     }

@@ -66,9 +66,13 @@ case $where in
     launch=()
     if cg=$(cpu_budget_make hpdl-fair-r0 0.4 10000); then
       budgets+=("$cg")
-      for r in 1 2 3 4 5 6 7; do budgets+=("$(cpu_budget_make "hpdl-fair-r$r" 0.2 10000)"); done
-      # Each rank joins its budget, then becomes hpdl.
-      printf '%s\n' '#!/bin/sh' "echo \$\$ >\"${cg%0}\$OMPI_COMM_WORLD_RANK/cgroup.procs\" || exit 1" \
+      for r in 1 2 3 4 5 6 7; do
+        cg=$(cpu_budget_make "hpdl-fair-r$r" 0.2 10000) || { echo "FAIL: no CPU budget for rank $r"; exit 1; }
+        budgets+=("$cg")
+      done
+      # Each rank joins its budget (hpdl-fair-r<rank>, beside the others), then becomes hpdl.
+      printf '%s\n' '#!/bin/sh' \
+        "echo \$\$ >\"$(dirname "$cg")/hpdl-fair-r\$OMPI_COMM_WORLD_RANK/cgroup.procs\" || exit 1" \
         'exec "$@"' >"$work/in_budget.sh"
       chmod +x "$work/in_budget.sh"
       launch=("$work/in_budget.sh")

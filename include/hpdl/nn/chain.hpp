@@ -6,7 +6,9 @@
 // except one between a layer that writes another layout natively and the next (past layers
 // that keep layouts: activations) that reads it (Layer::native_out_block): a convolution's
 // own layout into and out of a max pool, or between two convolutions joined by an
-// activation, agreed in bind(). The chain's input and output stay plain.
+// activation, agreed in bind(). The chain's input and output stay plain. Also in bind(): a
+// max pool whose backward the one-channel convolution before it reads row by row
+// (Layer::gives_input_grad_rows), so the gradient between them is never written.
 #pragma once
 #include <functional>
 #include <memory>
