@@ -52,9 +52,14 @@ attach() {
 }
 
 # DIR at its own path inside the root, unless that path already shows DIR itself (a bind
-# mount keeps the device and inode numbers).
+# mount keeps the device and inode numbers). A mount there of another folder (a checkout
+# removed and cloned again at the same path while the root stayed attached) is taken away
+# first: mounting over it fails ("mount(2) system call failed: No such file or directory").
 bind_inside() {
   [ "$(stat -c %d:%i "$1")" != "$(stat -c %d:%i "$root$1" 2>/dev/null)" ] || return 0
+  if mountpoint -q "$root$1"; then
+    umount "$root$1" 2>/dev/null || umount -l "$root$1" || { say "cannot unmount the old $root$1"; return 1; }
+  fi
   mkdir -p "$root$1"
   mount --bind "$1" "$root$1"
 }
