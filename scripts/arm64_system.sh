@@ -58,7 +58,8 @@ attach() {
 bind_inside() {
   [ "$(stat -c %d:%i "$1")" != "$(stat -c %d:%i "$root$1" 2>/dev/null)" ] || return 0
   if mountpoint -q "$root$1"; then
-    umount "$root$1" 2>/dev/null || umount -l "$root$1" || { say "cannot unmount the old $root$1"; return 1; }
+    umount "$root$1" 2>/dev/null || umount -l "$root$1" ||
+      { say "cannot unmount the old $root$1"; return 1; }
   fi
   mkdir -p "$root$1"
   mount --bind "$1" "$root$1"
