@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "nhwc_weight_gradient.hpp"
 #include "one_channel_conv.hpp"
 #include "onednn_step.hpp"
 
@@ -23,16 +24,34 @@ namespace {
 // VGG-11 layer this rule picked the faster layout or one within 4 % of it. A rule, not a
 // timing at set-up, so that every run of a config computes the same sums (a resumed run
 // equals an uninterrupted one). `forced` ("" = the rule) is HPDL_CONV_LAYOUT's value.
+// oneDNN's channel block on x86-64: 16 with AVX-512, 8 below.
+int64_t channel_block() {
+  const auto avx512 = int(dnnl::cpu_isa::avx512_core);
+  return (int(dnnl::get_effective_cpu_isa()) & avx512) == avx512 ? 16 : 8;
+}
+
 std::string conv_layout(const ConvDims& d, const std::string& forced) {
   if (!forced.empty()) return forced;
 #if !defined(__x86_64__)
   (void)d;
   return "blocked";  // measured on x86-64 only; elsewhere oneDNN's own choice (format any)
 #endif
-  const auto avx512 = int(dnnl::cpu_isa::avx512_core);
-  const int64_t block = (int(dnnl::get_effective_cpu_isa()) & avx512) == avx512 ? 16 : 8;
+  const int64_t block = channel_block();
   const bool padded = d.out_c % block != 0 || (d.in_c > 4 && d.in_c % block != 0);
   return padded ? "nhwc" : "blocked";
+}
+
+// Whether hpdl's NHWC weight gradient takes d's place of oneDNN's: f32 over several input
+// channels where oneDNN's blocks are 8 (AVX2). There LeNet's conv2 (20 -> 50 channels) ran
+// at ~95 % of the GEMM peak against oneDNN's ~76 % (docs/results.md); on AVX-512 oneDNN's
+// NHWC kernel is brgemm-based and was not measured against it. A rule, like the layout's.
+bool hpdl_nhwc_weights(const ConvDims& d) {
+#if !defined(__x86_64__)
+  (void)d;
+  return false;
+#else
+  return NhwcWeightGradient::fits(d) && channel_block() == 8;
+#endif
 }
 
 // The channel block (kernels.hpp) of an f32 activation desc of dims [N, C, H, W]: C for
@@ -93,10 +112,13 @@ class DnnlConv final : public ConvKernel {
                                                      {{DNNL_ARG_DIFF_DST, dpd.diff_dst_desc()},
                                                       {DNNL_ARG_WEIGHTS, dpd.weights_desc()},
                                                       {DNNL_ARG_DIFF_SRC, dpd.diff_src_desc()}});
-      // One input channel in NHWC: the weight gradient by hpdl's kernel for it (oneDNN's
-      // primitive descriptor stays: it names the NHWC layout dy is converted to).
+      // NHWC: the weight gradient by hpdl's kernel for one input channel, and on AVX2 for
+      // several (oneDNN's primitive descriptor stays: it names the NHWC layout x and dy are
+      // converted to).
       if (layout_ == "nhwc" && OneChannelWeightGradient::fits(d))
         one_channel_ = std::make_unique<OneChannelWeightGradient>(d, be.kernel_threads);
+      else if (layout_ == "nhwc" && hpdl_nhwc_weights(d))
+        nhwc_weights_ = std::make_unique<NhwcWeightGradient>(d, be.kernel_threads);
       else
         bwd_w_ = make_step<dnnl::convolution_backward_weights>(
             be, wpd,
@@ -121,7 +143,10 @@ class DnnlConv final : public ConvKernel {
       dw_w_ = Relayout(be, w, wpd.diff_weights_desc(), true);
       choice_ = layout_ + (layout.empty() ? "" : " as HPDL_CONV_LAYOUT says") + " (forward " +
                 fpd.impl_info_str() + ", backward data " + dpd.impl_info_str() + ", weights " +
-                (one_channel_ ? "hpdl's one-channel kernel" : wpd.impl_info_str()) + ")";
+                (one_channel_    ? "hpdl's one-channel kernel"
+                 : nhwc_weights_ ? "hpdl's NHWC kernel"
+                                 : wpd.impl_info_str()) +
+                ")";
       return 0;
     });
   }
@@ -158,6 +183,11 @@ class DnnlConv final : public ConvKernel {
       return;
     }
     const void* xw = native_in_ ? x : x_shared_ ? x_fwd_.last(x) : x_w_.in(x);
+    if (nhwc_weights_) {  // xw and dyw are NHWC
+      nhwc_weights_->accumulate(static_cast<const float*>(xw), static_cast<const float*>(dyw), dw,
+                                db);
+      return;
+    }
     // oneDNN overwrites weight gradients; the kernel contract accumulates.
     bwd_w_.run({{DNNL_ARG_SRC, xw},
                 {DNNL_ARG_DIFF_DST, dyw},
@@ -198,6 +228,7 @@ class DnnlConv final : public ConvKernel {
   bool x_shared_ = false, dy_shared_ = false;
   AlignedFloats dw_scratch_, db_scratch_;
   std::unique_ptr<OneChannelWeightGradient> one_channel_;  // set: it takes bwd_w_'s place
+  std::unique_ptr<NhwcWeightGradient> nhwc_weights_;       // set: it takes bwd_w_'s place
 };
 
 }  // namespace
