@@ -15,6 +15,12 @@
 namespace hpdl::onednn {
 namespace {
 
+// oneDNN's channel block on x86-64: 16 with AVX-512, 8 below.
+int64_t channel_block() {
+  const auto avx512 = int(dnnl::cpu_isa::avx512_core);
+  return (int(dnnl::get_effective_cpu_isa()) & avx512) == avx512 ? 16 : 8;
+}
+
 // The activations' layout: oneDNN's blocked one (channels in blocks of 16 on AVX-512, 8
 // below; format_tag::any) or NHWC (channels last, no blocks). Blocked kernels pad the
 // channels to whole blocks, so a layer whose output channels (or input channels beyond a
@@ -24,12 +30,6 @@ namespace {
 // VGG-11 layer this rule picked the faster layout or one within 4 % of it. A rule, not a
 // timing at set-up, so that every run of a config computes the same sums (a resumed run
 // equals an uninterrupted one). `forced` ("" = the rule) is HPDL_CONV_LAYOUT's value.
-// oneDNN's channel block on x86-64: 16 with AVX-512, 8 below.
-int64_t channel_block() {
-  const auto avx512 = int(dnnl::cpu_isa::avx512_core);
-  return (int(dnnl::get_effective_cpu_isa()) & avx512) == avx512 ? 16 : 8;
-}
-
 std::string conv_layout(const ConvDims& d, const std::string& forced) {
   if (!forced.empty()) return forced;
 #if !defined(__x86_64__)
@@ -42,15 +42,16 @@ std::string conv_layout(const ConvDims& d, const std::string& forced) {
 }
 
 // Whether hpdl's NHWC weight gradient takes d's place of oneDNN's: f32 over several input
-// channels where oneDNN's blocks are 8 (AVX2). There LeNet's conv2 (20 -> 50 channels) ran
-// at ~95 % of the GEMM peak against oneDNN's ~76 % (docs/results.md); on AVX-512 oneDNN's
-// NHWC kernel is brgemm-based and was not measured against it. A rule, like the layout's.
+// channels where oneDNN's blocks are 8 (AVX2) and would pad the output channels. There
+// LeNet's conv2 (20 -> 50 channels, 56 in blocks) ran at ~95 % of the GEMM peak against
+// oneDNN's ~76 % (docs/results.md); whole blocks, and AVX-512 (oneDNN's brgemm kernel), were
+// not measured against it. A rule, like the layout's.
 bool hpdl_nhwc_weights(const ConvDims& d) {
 #if !defined(__x86_64__)
   (void)d;
   return false;
 #else
-  return NhwcWeightGradient::fits(d) && channel_block() == 8;
+  return NhwcWeightGradient::fits(d) && channel_block() == 8 && d.out_c % 8 != 0;
 #endif
 }
 
