@@ -5,9 +5,9 @@
 // over the chunk's positions, a tile in registers per pass:
 // - channel tiles: 6 window floats j (broadcast) x 2 vectors of channels o (12 sums; 12
 //   rows x 1 vector for an odd last vector);
-// - window tiles, for the O mod V channels left over when fewer than a vector: 2 channels
-//   (broadcast) x 4 vectors of window floats (read past the window's end into the next
-//   pixel or the image's slack; those sums are dropped).
+// - window tiles, for the O mod kLanes channels left over (where cheaper than a padded
+//   vector): 2 channels (broadcast) x 4 vectors of window floats (read past the window's
+//   end into the next pixel or the image's slack; those sums are dropped).
 // The float sums of a few samples go into double totals (a sum over a whole batch's
 // positions in float would lose digits).
 #include "nhwc_weight_gradient.hpp"
@@ -102,25 +102,21 @@ struct NhwcWeightGradient::Scratch {
   std::vector<double> totals, bias_totals;
 };
 
-namespace {
-// The shape's numbers the kernel works with.
-struct Layout {
-  int64_t KC, PW, vectors, left, window_vectors, row;
-  explicit Layout(const ConvDims& d)
-      : KC(d.kernel * d.in_c),
-        PW(d.in_w + 2 * d.pad),
-        vectors(d.out_c / kLanes),
-        left(d.out_c % kLanes),
-        window_vectors((KC + kLanes - 1) / kLanes) {
-    // Channels left over: by window tiles where that costs less than a padded vector.
-    if (left * window_vectors >= KC) vectors += 1, left = 0;
-    row = (vectors + (left > 0)) * kLanes;
-  }
-};
-}  // namespace
+NhwcWeightGradient::Layout NhwcWeightGradient::layout_of(const ConvDims& d) {
+  Layout l;
+  l.KC = d.kernel * d.in_c;
+  l.PW = d.in_w + 2 * d.pad;
+  l.vectors = d.out_c / kLanes;
+  l.left = d.out_c % kLanes;
+  l.window_vectors = (l.KC + kLanes - 1) / kLanes;
+  // Channels left over: by window tiles where that costs less than a padded vector.
+  if (l.left * l.window_vectors >= l.KC) l.vectors += 1, l.left = 0;
+  l.row = (l.vectors + (l.left > 0)) * kLanes;
+  return l;
+}
 
-NhwcWeightGradient::NhwcWeightGradient(const ConvDims& d, int threads) : d_(d) {
-  const Layout l(d);
+NhwcWeightGradient::NhwcWeightGradient(const ConvDims& d, int threads) : d_(d), l_(layout_of(d)) {
+  const Layout& l = l_;
   const int64_t OH = d.out_h(), OW = d.out_w(), K = d.kernel;
   const int64_t per_row = (OW * 2 * kLanes + d.stride * l.PW * d.in_c) * int64_t(sizeof(float));
   const int64_t rows = std::clamp<int64_t>(kChunkBytes / per_row, 1, OH);
@@ -144,7 +140,7 @@ NhwcWeightGradient::~NhwcWeightGradient() = default;
 
 // A group's float sums into the thread's double totals, and the sums back to zero.
 void NhwcWeightGradient::add_group(Scratch& s) const {
-  const Layout l(d_);
+  const Layout& l = l_;
   const int64_t O = d_.out_c, main = l.vectors * kLanes;
   for (int64_t kj = 0; kj < d_.kernel * l.KC; ++kj) {
     double* total = s.totals.data() + kj * O;
@@ -164,7 +160,7 @@ void NhwcWeightGradient::add_group(Scratch& s) const {
 }
 
 void NhwcWeightGradient::accumulate(const float* x, const float* dy, float* dw, float* db) {
-  const Layout l(d_);
+  const Layout& l = l_;
   const int64_t N = d_.batch, C = d_.in_c, H = d_.in_h, W = d_.in_w, O = d_.out_c, K = d_.kernel,
                 S = d_.stride, P = d_.pad, OH = d_.out_h(), OW = d_.out_w();
   const int threads = omp_in_parallel() ? 1 : static_cast<int>(scratch_.size());

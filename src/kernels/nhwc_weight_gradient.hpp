@@ -19,7 +19,7 @@ namespace hpdl {
 class NhwcWeightGradient {
  public:
   // Whether this kernel takes d: f32, more than one input channel (one: the one-channel
-  // kernel), at least one whole vector of output channels.
+  // kernel), a non-empty output.
   static bool fits(const ConvDims& d);
   // threads: 0 all of OpenMP's (as when made), else that many; each thread's buffers are
   // made here, not per call.
@@ -31,9 +31,17 @@ class NhwcWeightGradient {
   void accumulate(const float* x, const float* dy, float* dw, float* db);
 
  private:
+  // The shape's numbers, worked out once: K C window floats a window row, the padded image's
+  // width, whole vectors of channels (one more where padding costs less than window tiles),
+  // the channels left over for window tiles, vectors a window row, floats a gradient row.
+  struct Layout {
+    int64_t KC, PW, vectors, left, window_vectors, row;
+  };
   struct Scratch;
+  static Layout layout_of(const ConvDims& d);
   void add_group(Scratch& s) const;
   ConvDims d_;
+  Layout l_;
   int64_t chunk_rows_;  // output rows summed in one pass over a tile (what fits in L1)
   std::vector<std::unique_ptr<Scratch>> scratch_;  // one per thread
 };
