@@ -12,6 +12,7 @@
 #        profiling/ab_binaries.sh /tmp/old/build/hpdl build/hpdl
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source profiling/cpu_line.sh
 a=$1 b=$2 rounds=${3:-5} epochs=${4:-3}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cores=$(nproc)
@@ -32,6 +33,7 @@ a_set=() b_set=()
 for kv in ${A_SET:-}; do a_set+=(--set "$kv"); done
 for kv in ${B_SET:-}; do b_set+=(--set "$kv"); done
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+cpu_line
 printf '%-28s %12s %12s %10s\n' "preset (ranks)" "A s/epoch" "B s/epoch" "B vs A"
 for spec in ${PRESETS:-har_2x2:1 har_2x2:2 lenet_fashion_mnist:1 lenet_fashion_mnist:2 mlp_fashion_mnist:2}; do
   preset=${spec%:*} np=${spec#*:}

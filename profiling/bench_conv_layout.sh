@@ -8,11 +8,12 @@
 #   ROUNDS=1 ISAS="AVX512_CORE AVX2" bash profiling/bench_conv_layout.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source profiling/cpu_line.sh
 rounds=${ROUNDS:-1}
 isas=${ISAS:-AVX512_CORE AVX2}
 hpdl=${HPDL:-build/hpdl}
 [ -x "$hpdl" ] || bash scripts/setup.sh >/dev/null
-echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, 1 process x $(nproc) threads" >&2
+echo "$(cpu_line); 1 process x $(nproc) threads" >&2
 # model, then its `hpdl time` settings (the timed iterations come last: the rule's pick
 # needs only one)
 models=("lenet_fashion_mnist -n 10" "alexnet --warmup 1 --set train.batch=32 -n 2"

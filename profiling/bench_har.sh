@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
 source profiling/peer_env.sh
+source profiling/cpu_line.sh
 hpdl=${HPDL:-build/hpdl}  # HPDL=path/to/other/hpdl measures another build (before/after)
 
 hpdl_epoch_s() {  # preset hidden ranks
@@ -24,6 +25,7 @@ torch_epoch_s() {  # stacked groups hidden
     /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['epoch_s'])"
 }
 
+cpu_line
 printf '%-16s %-24s %10s %10s %8s\n' "model" "runner" "s/epoch" "speed-up" "target"
 for spec in "har_2x2 2 2 32 10x" "har_2x2 2 2 64 8x" "har_3x3 3 3 32 8x"; do
   read -r preset s k h target <<< "$spec"

@@ -9,6 +9,7 @@
 #   profiling/bench_memory_bound.sh [REPETITIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source profiling/cpu_line.sh
 bench=${BENCH:-build/hpdl_bench_kernels}
 [ -x "$bench" ] || { echo "no $bench: cmake --build build --target hpdl_bench_kernels" >&2; exit 1; }
 reps=${1:-3}
@@ -17,7 +18,7 @@ trap 'rm -f "$json"' EXIT
 OMP_NUM_THREADS=1 "$bench" --benchmark_filter='BM_(MaxPoolPass|DropoutPass|SgdUpdate|AdamUpdate)' \
   --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
   --benchmark_format=json >"$json" 2>/dev/null
-echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), 1 thread; medians of $reps repetitions"
+echo "$(cpu_line); 1 thread; medians of $reps repetitions"
 /usr/bin/python3 - "$json" <<'PY'
 import json, sys
 names = {

@@ -35,6 +35,7 @@
 #   RATES="100mbit 1gbit" HOSTS="1 2 4 8 12 16" TARGET=0.85 EPOCHS=4 profiling/bench_scaling.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source profiling/cpu_line.sh
 rates=${RATES:-100mbit}
 hosts_list=${HOSTS:-1 2 4 8}
 modes=${MODES:-sync downpour dcasgd}
@@ -84,7 +85,7 @@ train() {  # NAME HOSTS HPDL-ARGS...; with LIMIT_S set, a run past it is stopped
     --set run.name="\"$name\"" --set train.progress=false --set run.watchdog_s="$watchdog" \
     --overwrite >"$work/$name.log" 2>&1
 }
-echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; each host $cpus core(s)"
+echo "$(cpu_line); each host $cpus core(s)"
 printf '%-8s %-6s %-9s %7s %9s %9s %10s %9s %9s\n' rate hosts mode workers "step ms" "s/epoch" \
   "samples/s" "tta s" "acc@E"
 declare -A sync_epochs  # per rate: the epochs one host's sync run needed to reach TARGET

@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 source profiling/peer_env.sh
+source profiling/cpu_line.sh
 hpdl=${HPDL:-build/hpdl}  # HPDL=path/to/other/hpdl measures another build (before/after)
 
 # hpdl samples/s over STEPS steps (the rate of the last epoch row in metrics.csv).
@@ -46,7 +47,8 @@ for round in $(seq "$rounds"); do
   r[mlp_1x]+=" $(hpdl_rate 1 inputs/mlp_fashion_mnist.toml 3000)"
 done
 
-printf '\n%-28s %-22s %14s %10s %8s\n' "model (batch, optimizer)" "runner" "samples/s" "vs torch" "target"
+cpu_line
+printf '%-28s %-22s %14s %10s %8s\n' "model (batch, optimizer)" "runner" "samples/s" "vs torch" "target"
 for m in lenet lenet2 mlp; do
   t=$(median ${r[${m}_torch]})
   case $m in
