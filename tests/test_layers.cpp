@@ -506,4 +506,67 @@ TEST(Contract, BackwardAccumulatesParameterGradients) {
   }
 }
 
+// One batch's gradient without zeroing first (what a training step takes): the layers that
+// can write their parameter gradients (dense layers on oneDNN: the small-batch product and
+// the many-row one, its weight gradient transposed) write them, the others' are zeroed just
+// before their backward (also a convolution that reads the pool after it row by row) and
+// added to. Whatever grads() held before, backward_fresh gives what zero_grads + backward
+// gives, on every CPU backend, and twice in a row the same (nothing added to the last).
+TEST(Contract, BackwardFreshWritesOneBatchsGradient) {
+  struct Case {
+    Shape input;
+    std::function<std::vector<std::unique_ptr<Layer>>()> layers;
+  };
+  const Case cases[] = {
+      {Shape{{2, 1, 5, 5}},
+       [] {
+         std::vector<std::unique_ptr<Layer>> ls;
+         ls.push_back(std::make_unique<Conv2d>(2, 3, 1, 1));
+         ls.push_back(std::make_unique<Flatten>());
+         ls.push_back(std::make_unique<Dense>(6, Init::kGlorotUniform));
+         ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+         ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
+         return ls;
+       }},
+      {Shape{{2, 1, 8, 8}},
+       [] {  // conv1's weight gradient reads the pool's input gradient by rows (oneDNN)
+         std::vector<std::unique_ptr<Layer>> ls;
+         ls.push_back(std::make_unique<Conv2d>(20, 3, 1, 1));
+         ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
+         ls.push_back(std::make_unique<MaxPool2d>(2, 2));
+         ls.push_back(std::make_unique<Flatten>());
+         ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
+         return ls;
+       }},
+      {Shape{{4096, 8}}, [] {  // 4096 rows, 8 -> 16: the weight gradient as (x^T dy)^T
+         std::vector<std::unique_ptr<Layer>> ls;
+         ls.push_back(std::make_unique<Dense>(16, Init::kGlorotUniform));
+         return ls;
+       }}};
+  for (const Case& c : cases) {
+    for (const std::string backend : {"reference", "onednn"}) {
+      std::vector<std::unique_ptr<Layer>> ls = c.layers();
+      for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
+      Model m(std::move(ls), c.input, make_kernel_factory(backend));
+      m.init_params(1);
+      const auto x = random_vec(m.input_shape().numel(), 4);
+      std::copy(x.begin(), x.end(), m.input_host());
+      m.upload_input();
+      m.forward(Pass{});
+      for (int64_t i = 0; i < m.output_shape().numel(); ++i) m.output_grad()[i] = 0.1f * (i % 5);
+      m.zero_grads();
+      m.backward(Pass{});
+      const std::vector<float> want(m.grads().begin(), m.grads().end());
+      for (int round = 0; round < 2; ++round) {
+        if (round == 0) std::fill(m.grads().begin(), m.grads().end(), 1e30f);
+        m.backward_fresh(Pass{});
+        for (int64_t i = 0; i < m.num_params(); ++i)
+          ASSERT_EQ(m.grads()[i], want[size_t(i)]) << backend << " round " << round << " at " << i;
+      }
+      const bool dense_writes = m.layer(m.num_layers() - 1).writes_param_grads();
+      EXPECT_EQ(dense_writes, backend == "onednn") << backend;
+    }
+  }
+}
+
 }  // namespace

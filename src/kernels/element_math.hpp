@@ -147,6 +147,15 @@ HPDL_HD inline void add_row_sums(const float* __restrict x, int64_t rows, int64_
   }
 }
 
+// sums[j] = the sum of x[i, j] over `rows` rows (rows >= 1), in the order add_row_sums adds
+// them: the values add_row_sums gives into zeros (a -0 stays -0 here).
+HPDL_HD inline void write_row_sums(const float* __restrict x, int64_t rows, int64_t width,
+                                   float* __restrict sums) {
+#pragma omp simd
+  for (int64_t j = 0; j < width; ++j) sums[j] = x[j];
+  add_row_sums(x + width, rows - 1, width, sums);
+}
+
 // Mean and 1 / std of M values from their sum and sum of squares (both in double).
 HPDL_HD inline float norm_inv_std(double sum, double sq, int64_t M, float eps, float* mean) {
   const double m = sum / M, v = sq / M - m * m;

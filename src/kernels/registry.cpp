@@ -29,6 +29,11 @@ Precision parse_precision(const std::string& name) {
 
 const char* precision_name(Precision p) { return p == Precision::kBf16 ? "bf16" : "f32"; }
 
+void DenseKernel::backward_writing(const float*, const float*, const float*, float*, float*,
+                                   float*) {
+  throw Error("a dense kernel that adds to its gradients was asked to write them (a bug)");
+}
+
 std::string block_name(int64_t block, int64_t channels) {
   if (block == 1) return "nchw";
   if (block == channels) return "nhwc";

@@ -37,12 +37,16 @@ void Dense::forward(const float* x, float* y, const Pass&) {
   if (relu_ && !kernel_->applies_relu()) relu_k_->forward(y, y);
 }
 
-void Dense::backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) {
+void Dense::backward(const float* x, const float* y, const float* dy, float* dx, const Pass& pass) {
   if (relu_) {  // y > 0 exactly where the product was: the ReLU passes dy there
     relu_k_->backward(y, y, dy, relu_grad_.data());
     dy = relu_grad_.data();
   }
-  kernel_->backward(x, w_.data(), dy, dx, dw_.data(), db_.data());
+  if (pass.write_param_grads && writes_param_grads()) {
+    kernel_->backward_writing(x, w_.data(), dy, dx, dw_.data(), db_.data());
+  } else {
+    kernel_->backward(x, w_.data(), dy, dx, dw_.data(), db_.data());
+  }
 }
 
 std::string ActivationLayer::kind() const {

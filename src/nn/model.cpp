@@ -112,6 +112,12 @@ std::vector<Range> Model::decayed_ranges() const {
 
 void Model::forward(const Pass& pass) { chain_.forward(input_.data(), pass); }
 
+void Model::backward_fresh(const Pass& pass, const std::function<void(size_t)>& on_layer_done) {
+  Pass writing = pass;
+  writing.write_param_grads = true;
+  backward(writing, on_layer_done);
+}
+
 void Model::backward(const Pass& pass, const std::function<void(size_t)>& on_layer_done) {
   // The model input needs no gradient.
   chain_.backward(input_.data(), output_grad_.data(), nullptr, pass, on_layer_done);

@@ -26,10 +26,9 @@ double forward_backward(Model& model, SoftmaxCrossEntropy& loss, const int32_t* 
   {
     DeviceScope timed(prof, names ? names->loss : 0);
     sum = loss.forward(model.output(), labels, model.batch());
-    model.zero_grads();
     loss.backward(labels, loss_scale, model.output_grad());
   }
-  model.backward(pass, on_layer_done);
+  model.backward_fresh(pass, on_layer_done);
   return sum;
 }
 

@@ -6,7 +6,8 @@
 // The one exception, agreed between a convolution and a max pool or another convolution
 // (Chain::bind): an activation with its channels in blocks (kernels' native blocks below).
 // Every backward overwrites the input gradient dx (skipped when dx is null) and ADDS into
-// the parameter gradients dw, db. Kernels never allocate in forward/backward.
+// the parameter gradients dw, db (a dense kernel may also write them: backward_writing).
+// Kernels never allocate in forward/backward.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -90,6 +91,12 @@ class DenseKernel {
   // product over all steps, and needs only dx per step).
   virtual void backward(const float* x, const float* w, const float* dy, float* dx, float* dw,
                         float* db) = 0;
+  // Whether backward_writing is this kernel's own: the same as backward, but dw = dy^T x and
+  // db = sum_n dy written, not added to, so that no one zeroes them first and the product
+  // does not read them back (Model::backward_fresh). Only where it is may it be called.
+  virtual bool writes_gradients() const { return false; }
+  virtual void backward_writing(const float* x, const float* w, const float* dy, float* dx,
+                                float* dw, float* db);
   // What it chose at construction among its ways to compute (ConvKernel::choice); "" if none.
   virtual std::string choice() const { return ""; }
 };

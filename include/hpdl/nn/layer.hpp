@@ -44,6 +44,10 @@ struct Pass {
   // weight gradients): the trainer's chance to move on the communication that earlier
   // layers started (GradientReducer::progress). Empty: nothing to move.
   std::function<void()> progress;
+  // Parameter gradients in backward: false, added to (the caller zeroed them for one batch's);
+  // true, written by the layers that writes_param_grads(), and zeroed by the chain just before
+  // the others' backward (Model::backward_fresh).
+  bool write_param_grads = false;
 };
 
 class Layer {
@@ -123,6 +127,9 @@ class Layer {
   virtual void forward(const float* x, float* y, const Pass& pass) = 0;
   virtual void backward(const float* x, const float* y, const float* dy, float* dx,
                         const Pass& pass) = 0;
+  // Whether backward writes its parameter gradients, instead of adding to them, when
+  // pass.write_param_grads (after bind).
+  virtual bool writes_param_grads() const { return false; }
 
   // FLOPs and bytes of forward and backward at the set-up batch (profile/work.hpp); with
   // input_grad false, backward computes no input gradient (the model's first layer).

@@ -24,6 +24,8 @@ class Dense final : public Layer {
   bool absorb_following_relu() override { return relu_ = true; }
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
+  // Where its kernel can (DenseKernel::writes_gradients).
+  bool writes_param_grads() const override { return kernel_ && kernel_->writes_gradients(); }
 
  private:
   int64_t units_, in_ = 0, rows_ = 0;

@@ -81,6 +81,12 @@ class Model {
   // each layer, on_layer_done(i) is told that layer i's parameter gradients are final
   // (the gradient reducer starts communication from there).
   void backward(const Pass& pass, const std::function<void(size_t)>& on_layer_done = {});
+  // One batch's gradient into grads(), with no zero_grads() before (pass.write_param_grads):
+  // the layers that can write their parameter gradients do (dense layers on oneDNN), the
+  // others' are zeroed just before their backward and added to. What a training step takes:
+  // a dense layer's weight gradient (LeNet's dense1: 4.9 MB) is then neither zeroed nor read
+  // back by its product.
+  void backward_fresh(const Pass& pass, const std::function<void(size_t)>& on_layer_done = {});
 
   size_t num_layers() const { return chain_.size(); }
   // Activations, parameters, gradients and optimizer state in bytes (checked at set-up
