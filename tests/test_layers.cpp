@@ -482,6 +482,21 @@ TEST(Parity, ManyRowWeightGradientsReferenceVsOneDnn) {
   EXPECT_EQ(ref->layer(1).kernel_choice(), "");
 }
 
+// A model of `layers` (named l0, l1, ...) on `backend`, its parameters drawn from seed 1,
+// after a forward of random inputs, with a fixed output gradient set for backward.
+std::unique_ptr<Model> model_ready_for_backward(std::vector<std::unique_ptr<Layer>> ls,
+                                                const Shape& input, const std::string& backend) {
+  for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
+  auto m = std::make_unique<Model>(std::move(ls), input, make_kernel_factory(backend));
+  m->init_params(1);
+  const auto x = random_vec(m->input_shape().numel(), 4);
+  std::copy(x.begin(), x.end(), m->input_host());
+  m->upload_input();
+  m->forward(Pass{});
+  for (int64_t i = 0; i < m->output_shape().numel(); ++i) m->output_grad()[i] = 0.1f * (i % 5);
+  return m;
+}
+
 // backward adds into parameter gradients: two backwards give twice the gradient.
 TEST(Contract, BackwardAccumulatesParameterGradients) {
   for (const std::string backend : {"reference", "onednn"}) {
@@ -489,14 +504,8 @@ TEST(Contract, BackwardAccumulatesParameterGradients) {
     ls.push_back(std::make_unique<Conv2d>(2, 3, 1, 1));
     ls.push_back(std::make_unique<Flatten>());
     ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
-    for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-    Model m(std::move(ls), Shape{{2, 1, 5, 5}}, make_kernel_factory(backend));
-    m.init_params(1);
-    const auto x = random_vec(m.input_shape().numel(), 4);
-    std::copy(x.begin(), x.end(), m.input_host());
-    m.upload_input();
-    m.forward(Pass{});
-    for (int64_t i = 0; i < m.output_shape().numel(); ++i) m.output_grad()[i] = 0.1f * (i % 5);
+    const auto model = model_ready_for_backward(std::move(ls), Shape{{2, 1, 5, 5}}, backend);
+    Model& m = *model;
     m.zero_grads();
     m.backward(Pass{});
     std::vector<float> once(m.grads().begin(), m.grads().end());
@@ -545,15 +554,8 @@ TEST(Contract, BackwardFreshWritesOneBatchsGradient) {
        }}};
   for (const Case& c : cases) {
     for (const std::string backend : {"reference", "onednn"}) {
-      std::vector<std::unique_ptr<Layer>> ls = c.layers();
-      for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-      Model m(std::move(ls), c.input, make_kernel_factory(backend));
-      m.init_params(1);
-      const auto x = random_vec(m.input_shape().numel(), 4);
-      std::copy(x.begin(), x.end(), m.input_host());
-      m.upload_input();
-      m.forward(Pass{});
-      for (int64_t i = 0; i < m.output_shape().numel(); ++i) m.output_grad()[i] = 0.1f * (i % 5);
+      const auto model = model_ready_for_backward(c.layers(), c.input, backend);
+      Model& m = *model;
       m.zero_grads();
       m.backward(Pass{});
       const std::vector<float> want(m.grads().begin(), m.grads().end());

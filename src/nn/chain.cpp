@@ -86,16 +86,18 @@ void Chain::bind(const std::vector<std::span<float>>& p, const std::vector<std::
       dact_store_[i] = Buffer(shapes_[i].numel(), kernels.device());  // dact_[n]: the caller's dy
   }
   size_t k = 0;
-  param_grads_.assign(n, {});
+  zeroed_grads_.assign(n, {});
   for (size_t i = 0; i < layers_.size(); ++i) {
     std::vector<std::span<float>> lp(p.begin() + k, p.begin() + k + spec_counts_[i]);
     std::vector<std::span<float>> lg(g.begin() + k, g.begin() + k + spec_counts_[i]);
     k += spec_counts_[i];
+    std::span<float> all;
     if (!lg.empty()) {  // a layer's gradients lie one after another (Model)
       float* first = lg.front().data();
-      param_grads_[i] = {first, size_t(lg.back().data() + lg.back().size() - first)};
+      all = {first, size_t(lg.back().data() + lg.back().size() - first)};
     }
     layers_[i]->bind(std::move(lp), std::move(lg), kernels);
+    if (!layers_[i]->writes_param_grads()) zeroed_grads_[i] = all;
   }
   agree_layouts(kernels);
   pair_row_readers();
@@ -226,8 +228,8 @@ void Chain::backward(const float* x, const float* dy, float* dx, const Pass& pas
     if (dact_[i] || spec_counts_[i] > 0) {  // else: nothing to write
       DeviceScope timed(profiler_, profiler_ ? bwd_ids_[i] : 0);
       DeviceRange named(*device_, bwd_ranges_[i].c_str());
-      if (pass.write_param_grads && !param_grads_[i].empty() && !layers_[i]->writes_param_grads())
-        device_->zero(param_grads_[i].data(), param_grads_[i].size_bytes());
+      if (pass.write_param_grads && !zeroed_grads_[i].empty())
+        device_->zero(zeroed_grads_[i].data(), zeroed_grads_[i].size_bytes());
       if (reads_rows(i, input_grad)) {
         const size_t g = row_giver_[i];
         layers_[i]->backward_from_rows(act_[i], LayerRows(*layers_[g], dact_[g + 1]), pass);

@@ -75,8 +75,10 @@ class Chain {
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<Shape> shapes_;  // shapes_[i]: input of layer i; back(): output
   std::vector<size_t> spec_counts_;
-  std::vector<std::span<float>> param_grads_;  // per layer: all its parameter gradients (bind)
-  std::vector<bool> params_before_;            // [i]: a layer before layer i has parameters (setup)
+  // Per layer: its parameter gradients where it adds to them (zeroed before its backward in a
+  // pass that writes them); empty for the others (bind).
+  std::vector<std::span<float>> zeroed_grads_;
+  std::vector<bool> params_before_;  // [i]: a layer before layer i has parameters (setup)
   std::vector<Buffer> act_store_, dact_store_;
   bool output_outside_ = false;  // the output lives in the caller's buffer
   uint64_t estimated_bytes_ = 0;
