@@ -547,9 +547,17 @@ TEST(Contract, BackwardFreshWritesOneBatchsGradient) {
          ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
          return ls;
        }},
-      {Shape{{4096, 8}}, [] {  // 4096 rows, 8 -> 16: the weight gradient as (x^T dy)^T
+      {Shape{{4096, 8}},
+       [] {  // 4096 rows, 8 -> 16: the weight gradient as (x^T dy)^T
          std::vector<std::unique_ptr<Layer>> ls;
          ls.push_back(std::make_unique<Dense>(16, Init::kGlorotUniform));
+         return ls;
+       }},
+      {Shape{{2, 4, 3}}, [] {  // branches: their inner chains zero or write their own layers
+         std::vector<std::unique_ptr<Layer>> ls;
+         ls.push_back(bidirectional(6));
+         ls.push_back(std::make_unique<LastStep>());
+         ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
          return ls;
        }}};
   for (const Case& c : cases) {

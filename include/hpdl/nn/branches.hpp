@@ -35,6 +35,8 @@ class Branches final : public Layer {
   void forward(const float* x, float* y, const Pass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx,
                 const Pass& pass) override;
+  // Each branch's chain zeroes or writes its own layers' gradients (Chain::backward).
+  bool writes_param_grads() const override { return true; }
 
  private:
   std::vector<std::pair<std::string, Chain>> branches_;
