@@ -519,8 +519,9 @@ TEST(Contract, BackwardAccumulatesParameterGradients) {
 // can write their parameter gradients (dense layers on oneDNN: the small-batch product and
 // the many-row one, its weight gradient transposed) write them, the others' are zeroed just
 // before their backward (also a convolution that reads the pool after it row by row) and
-// added to. Whatever grads() held before, backward_fresh gives what zero_grads + backward
-// gives, on every CPU backend, and twice in a row the same (nothing added to the last).
+// added to; a layer with branches leaves both to its branches' chains. Whatever grads()
+// held before, backward_fresh gives what zero_grads + backward gives, on every CPU backend,
+// and twice in a row the same (nothing added to the last).
 TEST(Contract, BackwardFreshWritesOneBatchsGradient) {
   struct Case {
     Shape input;

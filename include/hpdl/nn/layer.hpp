@@ -127,8 +127,9 @@ class Layer {
   virtual void forward(const float* x, float* y, const Pass& pass) = 0;
   virtual void backward(const float* x, const float* y, const float* dy, float* dx,
                         const Pass& pass) = 0;
-  // Whether backward writes its parameter gradients, instead of adding to them, when
-  // pass.write_param_grads (after bind).
+  // Whether backward gives one batch's parameter gradients without being zeroed first (it
+  // writes them, or, a layer with branches, its inner chains zero or write them), when
+  // pass.write_param_grads (after bind); if false, the chain zeroes them before its backward.
   virtual bool writes_param_grads() const { return false; }
 
   // FLOPs and bytes of forward and backward at the set-up batch (profile/work.hpp); with
