@@ -2,7 +2,8 @@
 // HPDL_CONV_LAYOUT equals the reference backend within f32 summation order, on a shape the
 // rule gives to each; and the rule's pick for the presets' kinds of shape, named in
 // ConvKernel::choice() (what `hpdl time` prints); the backward's hook between its passes;
-// the weight gradient of one input channel in NHWC by hpdl's own kernel (one_channel_conv).
+// the weight gradient of one input channel in NHWC by hpdl's own kernel (one_channel_conv);
+// oneDNN's AVX2 or first-choice kernels (HPDL_CONV_ISA).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -19,25 +20,27 @@ namespace {
 
 std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 9); }
 
-// HPDL_CONV_LAYOUT set to a value ("" = unset) for the guard's lifetime, then as before.
-class ConvLayoutEnv {
+// An environment variable set to a value ("" = unset) for the guard's lifetime, then as
+// before.
+class EnvGuard {
  public:
-  explicit ConvLayoutEnv(const std::string& value) {
-    if (const char* old = std::getenv(kName)) saved_ = old;
+  EnvGuard(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name_)) saved_ = old;
     set(value.empty() ? nullptr : value.c_str());
   }
-  ~ConvLayoutEnv() { set(saved_ ? saved_->c_str() : nullptr); }
+  ~EnvGuard() { set(saved_ ? saved_->c_str() : nullptr); }
 
  private:
-  static constexpr const char* kName = "HPDL_CONV_LAYOUT";
-  static void set(const char* v) { v ? setenv(kName, v, 1) : unsetenv(kName); }
+  void set(const char* v) const { v ? setenv(name_, v, 1) : unsetenv(name_); }
+  const char* name_;
   std::optional<std::string> saved_;
 };
 
-// The oneDNN factory made with HPDL_CONV_LAYOUT = layout ("" = unset); it reads the
-// variable once, when made.
-std::unique_ptr<KernelFactory> onednn_with_layout(const std::string& layout) {
-  ConvLayoutEnv env(layout);
+// The oneDNN factory made with HPDL_CONV_LAYOUT = layout and HPDL_CONV_ISA = isa ("" =
+// unset); it reads the variables once, when made.
+std::unique_ptr<KernelFactory> onednn_with_layout(const std::string& layout,
+                                                  const std::string& isa = "") {
+  EnvGuard l("HPDL_CONV_LAYOUT", layout), i("HPDL_CONV_ISA", isa);
   return make_onednn_kernels();
 }
 
@@ -117,6 +120,39 @@ TEST(ConvLayout, ABadValueIsRefused) {
     FAIL() << "HPDL_CONV_LAYOUT = nchw16c accepted";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "HPDL_CONV_LAYOUT = \"nchw16c\" is not one of: auto, blocked, nhwc");
+  }
+}
+
+// HPDL_CONV_ISA: oneDNN's AVX2 kernels (the rule's pick on a Zen 4) or its first choice
+// (AVX-512 where the CPU has it), each in both layouts, equal the reference; the choice
+// names the kernels and the variable. (Which CPUs the rule gives AVX2 is a CPU-model rule,
+// measured in docs/results.md.)
+TEST(ConvIsa, EachKernelChoiceEqualsTheReference) {
+  if (gemm_library("onednn") != "oneDNN") GTEST_SKIP() << "HPDL_GEMM=blas: no oneDNN convolution";
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "oneDNN's AVX2 kernels are x86-64's";
+#endif
+  auto ref = make_reference_kernels();
+  const ConvDims d{6, 20, 12, 12, 50, 5, 1, 0};
+  const auto want = conv_pass(*ref, d, random);
+  for (const std::string isa : {"avx2", "native"})
+    for (const std::string layout : {"blocked", "nhwc"}) {
+      auto k = onednn_with_layout(layout, isa);
+      const std::string choice = k->conv(d)->choice();
+      EXPECT_NE(choice.find("kernels as HPDL_CONV_ISA says"), std::string::npos) << choice;
+      if (isa == "avx2")
+        EXPECT_NE(choice.find("(forward jit:avx2, backward data jit:avx2"), std::string::npos)
+            << choice;
+      const auto got = conv_pass(*k, d, random);
+      for (size_t o = 0; o < want.size(); ++o)
+        EXPECT_LT(relative_error(got[o], want[o]), 1e-5)
+            << isa << ", " << layout << ": output " << o;
+    }
+  try {
+    onednn_with_layout("", "sse");
+    FAIL() << "HPDL_CONV_ISA = sse accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "HPDL_CONV_ISA = \"sse\" is not one of: auto, avx2, native");
   }
 }
 

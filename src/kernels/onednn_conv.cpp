@@ -1,6 +1,10 @@
 // oneDNN convolution: the activations' layout per layer (blocked or NHWC, conv_layout's
 // rule or HPDL_CONV_LAYOUT), f32 or bf16 inputs (ConvDims::precision), reorders to and
 // from the model's plain NCHW/OIHW buffers. Building blocks in onednn_step.hpp.
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -15,10 +19,55 @@
 namespace hpdl::onednn {
 namespace {
 
-// oneDNN's channel block on x86-64: 16 with AVX-512, 8 below.
-int64_t channel_block() {
+// Whether channel blocks of `block` pad d's output channels or, past a first layer's 1-4,
+// its input channels.
+bool pads(const ConvDims& d, int64_t block) {
+  return d.out_c % block != 0 || (d.in_c > 4 && d.in_c % block != 0);
+}
+
+// Whether an f32 convolution takes oneDNN's AVX2 kernels although its AVX-512 ones would
+// run: on AMD's Zen 4 (family 25 with AVX-512) the AVX-512 instructions are split over
+// 256-bit units, and where blocks of 16 channels would pad d's channels the AVX2 kernels
+// (blocks of 8) ran faster: LeNet's convolutions 1.08-1.57x, its training 1.02-1.06x; on
+// whole blocks (VGG-11) the AVX-512 ones were faster (docs/results.md). A rule on the CPU
+// and the shape, not a timing, like the layout's. `forced` ("" = the rule) is HPDL_CONV_ISA's
+// value.
+bool avx2_kernels(const ConvDims& d, const std::string& forced) {
+  if (d.precision != Precision::kF32 || forced == "native") return false;
+#if !defined(__x86_64__)
+  return false;
+#else
+  if (forced == "avx2") return true;
   const auto avx512 = int(dnnl::cpu_isa::avx512_core);
-  return (int(dnnl::get_effective_cpu_isa()) & avx512) == avx512 ? 16 : 8;
+  if ((int(dnnl::get_effective_cpu_isa()) & avx512) != avx512) return false;
+  unsigned a = 0, b = 0, c = 0, e = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &e) || b != 0x68747541 || e != 0x69746e65 || c != 0x444d4163)
+    return false;  // not "AuthenticAMD"
+  __get_cpuid(1, &a, &b, &c, &e);
+  const unsigned family = ((a >> 8) & 0xf) == 0xf ? 0xf + ((a >> 20) & 0xff) : (a >> 8) & 0xf;
+  return family == 25 && pads(d, 16);  // family 25: Zen 3 (no AVX-512: returned above), Zen 4
+#endif
+}
+
+// oneDNN's channel block on x86-64 for the kernels a convolution takes: 16 with AVX-512, 8
+// below.
+int64_t channel_block(bool avx2) {
+  const auto avx512 = int(dnnl::cpu_isa::avx512_core);
+  return !avx2 && (int(dnnl::get_effective_cpu_isa()) & avx512) == avx512 ? 16 : 8;
+}
+
+// pd moved along oneDNN's list of implementations to its first AVX2 kernel ("jit:avx2",
+// "brg...:avx2"), or, where the list has none, oneDNN's first choice again (made anew).
+// make's descriptor must outlive pd (oneDNN 2.x's iterator points to it).
+template <typename PD, typename Make>
+PD on_avx2(bool avx2, Make make) {
+  PD pd = make();
+  if (!avx2) return pd;
+  do {
+    const std::string impl = pd.impl_info_str();
+    if (impl.find("avx2") != std::string::npos) return pd;
+  } while (pd.next_impl());
+  return make();
 }
 
 // The activations' layout: oneDNN's blocked one (channels in blocks of 16 on AVX-512, 8
@@ -30,28 +79,26 @@ int64_t channel_block() {
 // VGG-11 layer this rule picked the faster layout or one within 4 % of it. A rule, not a
 // timing at set-up, so that every run of a config computes the same sums (a resumed run
 // equals an uninterrupted one). `forced` ("" = the rule) is HPDL_CONV_LAYOUT's value.
-std::string conv_layout(const ConvDims& d, const std::string& forced) {
+std::string conv_layout(const ConvDims& d, const std::string& forced, bool avx2) {
   if (!forced.empty()) return forced;
 #if !defined(__x86_64__)
-  (void)d;
+  (void)d, (void)avx2;
   return "blocked";  // measured on x86-64 only; elsewhere oneDNN's own choice (format any)
 #endif
-  const int64_t block = channel_block();
-  const bool padded = d.out_c % block != 0 || (d.in_c > 4 && d.in_c % block != 0);
-  return padded ? "nhwc" : "blocked";
+  return pads(d, channel_block(avx2)) ? "nhwc" : "blocked";
 }
 
 // Whether hpdl's NHWC weight gradient takes d's place of oneDNN's: f32 over several input
-// channels where oneDNN's blocks are 8 (AVX2) and would pad the output channels. There
+// channels where oneDNN's blocks are 8 (its AVX2 kernels) and would pad the output channels. There
 // LeNet's conv2 (20 -> 50 channels, 56 in blocks) ran at ~95 % of the GEMM peak against
 // oneDNN's ~76 % (docs/results.md); whole blocks, and AVX-512 (oneDNN's brgemm kernel), were
 // not measured against it. A rule, like the layout's.
-bool hpdl_nhwc_weights(const ConvDims& d) {
+bool hpdl_nhwc_weights(const ConvDims& d, bool avx2) {
 #if !defined(__x86_64__)
-  (void)d;
+  (void)d, (void)avx2;
   return false;
 #else
-  return NhwcWeightGradient::fits(d) && channel_block() == 8 && d.out_c % 8 != 0;
+  return NhwcWeightGradient::fits(d) && channel_block(avx2) == 8 && d.out_c % 8 != 0;
 #endif
 }
 
@@ -76,8 +123,9 @@ int64_t common_block(const memory::desc& a, const memory::desc& b, const memory:
 // shared between the passes that read them.
 class DnnlConv final : public ConvKernel {
  public:
-  DnnlConv(Backend& be, const ConvDims& d, const std::string& layout, bool keep_layouts)
-      : layout_(conv_layout(d, layout)),
+  DnnlConv(Backend& be, const ConvDims& d, const ConvForced& forced, bool keep_layouts)
+      : avx2_(avx2_kernels(d, forced.isa)),
+        layout_(conv_layout(d, forced.layout, avx2_)),
         dw_scratch_(d.out_c * d.in_c * d.kernel * d.kernel),
         db_scratch_(d.out_c) {
     const memory::dim N = d.batch, C = d.in_c, H = d.in_h, W = d.in_w, O = d.out_c, K = d.kernel,
@@ -96,13 +144,19 @@ class DnnlConv final : public ConvKernel {
       const memory::dims stride{d.stride, d.stride}, pad{d.pad, d.pad};
       const auto attr = user_scratchpad();
       const auto algo = dnnl::algorithm::convolution_direct;
-      dnnl::convolution_forward::primitive_desc fpd(
-          {dnnl::prop_kind::forward_training, algo, xa, wa, b, ya, stride, pad, pad}, attr,
-          be.engine);
-      dnnl::convolution_backward_data::primitive_desc dpd({algo, dxa, wa, dya, stride, pad, pad},
-                                                          attr, be.engine, fpd);
-      dnnl::convolution_backward_weights::primitive_desc wpd(
-          {algo, xa, dwa, b, dya, stride, pad, pad}, attr, be.engine, fpd);
+      // The operation descriptors outlive the walks along their implementations: oneDNN
+      // 2.x's iterator keeps a pointer to its descriptor.
+      const dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, algo, xa, wa, b,
+                                               ya, stride, pad, pad);
+      const dnnl::convolution_backward_data::desc dd(algo, dxa, wa, dya, stride, pad, pad);
+      const dnnl::convolution_backward_weights::desc wd(algo, xa, dwa, b, dya, stride, pad, pad);
+      using Fwd = dnnl::convolution_forward::primitive_desc;
+      using Data = dnnl::convolution_backward_data::primitive_desc;
+      using Weights = dnnl::convolution_backward_weights::primitive_desc;
+      const Fwd fpd = on_avx2<Fwd>(avx2_, [&] { return Fwd(fd, attr, be.engine); });
+      const Data dpd = on_avx2<Data>(avx2_, [&] { return Data(dd, attr, be.engine, fpd); });
+      const Weights wpd =
+          on_avx2<Weights>(avx2_, [&] { return Weights(wd, attr, be.engine, fpd); });
       fwd_ = make_step<dnnl::convolution_forward>(be, fpd,
                                                   {{DNNL_ARG_SRC, fpd.src_desc()},
                                                    {DNNL_ARG_WEIGHTS, fpd.weights_desc()},
@@ -118,7 +172,7 @@ class DnnlConv final : public ConvKernel {
       // converted to).
       if (layout_ == "nhwc" && OneChannelWeightGradient::fits(d))
         one_channel_ = std::make_unique<OneChannelWeightGradient>(d, be.kernel_threads);
-      else if (layout_ == "nhwc" && hpdl_nhwc_weights(d))
+      else if (layout_ == "nhwc" && hpdl_nhwc_weights(d, avx2_))
         nhwc_weights_ = std::make_unique<NhwcWeightGradient>(d, be.kernel_threads);
       else
         bwd_w_ = make_step<dnnl::convolution_backward_weights>(
@@ -142,7 +196,8 @@ class DnnlConv final : public ConvKernel {
       x_w_ = Relayout(be, x, wpd.src_desc(), false);
       dy_w_ = Relayout(be, y, wpd.diff_dst_desc(), false);
       dw_w_ = Relayout(be, w, wpd.diff_weights_desc(), true);
-      choice_ = layout_ + (layout.empty() ? "" : " as HPDL_CONV_LAYOUT says") + " (forward " +
+      choice_ = layout_ + (forced.layout.empty() ? "" : " as HPDL_CONV_LAYOUT says") +
+                (forced.isa.empty() ? "" : ", kernels as HPDL_CONV_ISA says") + " (forward " +
                 fpd.impl_info_str() + ", backward data " + dpd.impl_info_str() + ", weights " +
                 (one_channel_    ? "hpdl's one-channel kernel"
                  : nhwc_weights_ ? "hpdl's NHWC kernel"
@@ -221,6 +276,7 @@ class DnnlConv final : public ConvKernel {
   }
 
  private:
+  bool avx2_;  // oneDNN's AVX2 kernels (avx2_kernels)
   std::string layout_, choice_;
   int64_t in_block_ = 1, out_block_ = 1;
   bool native_in_ = false, native_out_ = false;
@@ -234,18 +290,23 @@ class DnnlConv final : public ConvKernel {
 
 }  // namespace
 
-std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const std::string& layout,
+std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const ConvForced& forced,
                                       bool keep_layouts) {
-  return std::make_unique<DnnlConv>(be, d, layout, keep_layouts);
+  return std::make_unique<DnnlConv>(be, d, forced, keep_layouts);
 }
 
-std::string forced_conv_layout() {
-  const char* env = std::getenv("HPDL_CONV_LAYOUT");
-  const std::string want = env ? env : "";
-  if (want.empty() || want == "auto") return "";
-  if (want != "blocked" && want != "nhwc")
-    throw Error("HPDL_CONV_LAYOUT = \"" + want + "\" is not one of: auto, blocked, nhwc");
-  return want;
+ConvForced forced_conv() {
+  // name's value, "" for unset or "auto"; one of `allowed` or an Error naming it.
+  const auto read = [](const char* name, const std::string& first, const std::string& second) {
+    const char* env = std::getenv(name);
+    const std::string want = env ? env : "";
+    if (want.empty() || want == "auto") return std::string();
+    if (want != first && want != second)
+      throw Error(std::string(name) + " = \"" + want + "\" is not one of: auto, " + first + ", " +
+                  second);
+    return want;
+  };
+  return {read("HPDL_CONV_LAYOUT", "blocked", "nhwc"), read("HPDL_CONV_ISA", "avx2", "native")};
 }
 
 }  // namespace hpdl::onednn

@@ -257,7 +257,7 @@ class OneDnnKernels final : public LoopKernels {
       : LoopKernels(true),
         be_(build("engine", [] { return std::make_unique<Backend>(); })),
         blas_(use_blas_gemm()),
-        conv_layout_(forced_conv_layout()),
+        conv_forced_(forced_conv()),
         precision_(precision) {
     if (precision_ == Precision::kF32) return;
     if (blas_)
@@ -278,7 +278,7 @@ class OneDnnKernels final : public LoopKernels {
 #ifdef HPDL_HAVE_BLAS
     if (blas_) return make_blas_conv(d);
 #endif
-    return make_conv(*be_, d, conv_layout_, keep_layouts_);
+    return make_conv(*be_, d, conv_forced_, keep_layouts_);
   }
   std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
     const bool plain = d.in_block == 1 && d.out_block == 1;
@@ -307,7 +307,7 @@ class OneDnnKernels final : public LoopKernels {
  private:
   std::unique_ptr<Backend> be_;  // kernels keep a pointer: its address must not move
   bool blas_;
-  std::string conv_layout_;  // HPDL_CONV_LAYOUT: "" (the rule), "blocked" or "nhwc"
+  ConvForced conv_forced_;  // HPDL_CONV_LAYOUT, HPDL_CONV_ISA: "" (the rules) or forced
   // Convolutions may keep their own layout for a max pool (not with HPDL_PLAIN_ACTIVATIONS).
   bool keep_layouts_ = std::getenv("HPDL_PLAIN_ACTIVATIONS") == nullptr;
   Precision precision_;

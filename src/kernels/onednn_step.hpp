@@ -162,13 +162,18 @@ auto build(Backend& be, const char* what, F&& f) {
 
 // Kernels in files of their own.
 std::unique_ptr<BatchNormKernel> make_batch_norm(Backend& be, const BatchNormDims& d);
-// layout: "blocked" | "nhwc" forces the activations' layout, "" lets the convolution's
-// rule pick (onednn_conv.cpp); forced_conv_layout() reads HPDL_CONV_LAYOUT (auto | blocked |
-// nhwc) and throws Error naming a bad value. keep_layouts false: the kernel offers no native
-// blocks (ConvKernel::native_in_block), so every activation stays plain
-// (HPDL_PLAIN_ACTIVATIONS=1, for comparisons).
-std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const std::string& layout,
+// What the environment forces on every convolution ("" = the rule, onednn_conv.cpp):
+// layout "blocked" | "nhwc" (HPDL_CONV_LAYOUT: auto | blocked | nhwc), isa "avx2" (oneDNN's
+// AVX2 kernels where it has them) | "native" (oneDNN's first choice for the CPU)
+// (HPDL_CONV_ISA: auto | avx2 | native). forced_conv() reads both and throws Error naming a
+// bad value. keep_layouts false: the kernel offers no native blocks
+// (ConvKernel::native_in_block), so every activation stays plain (HPDL_PLAIN_ACTIVATIONS=1,
+// for comparisons).
+struct ConvForced {
+  std::string layout, isa;
+};
+std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const ConvForced& forced,
                                       bool keep_layouts);
-std::string forced_conv_layout();
+ConvForced forced_conv();
 
 }  // namespace hpdl::onednn
