@@ -296,7 +296,7 @@ std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const Conv
 }
 
 ConvForced forced_conv() {
-  // name's value, "" for unset or "auto"; one of `allowed` or an Error naming it.
+  // name's value: "" for unset or "auto", else first or second, or an Error naming it.
   const auto read = [](const char* name, const std::string& first, const std::string& second) {
     const char* env = std::getenv(name);
     const std::string want = env ? env : "";
