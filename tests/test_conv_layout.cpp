@@ -38,8 +38,7 @@ class EnvGuard {
 
 // The oneDNN factory made with HPDL_CONV_LAYOUT = layout and HPDL_CONV_ISA = isa ("" =
 // unset); it reads the variables once, when made.
-std::unique_ptr<KernelFactory> onednn_with_layout(const std::string& layout,
-                                                  const std::string& isa = "") {
+std::unique_ptr<KernelFactory> onednn_with(const std::string& layout, const std::string& isa = "") {
   EnvGuard l("HPDL_CONV_LAYOUT", layout), i("HPDL_CONV_ISA", isa);
   return make_onednn_kernels();
 }
@@ -54,7 +53,7 @@ TEST(ConvLayout, EachLayoutEqualsTheReference) {
        {ConvDims{6, 20, 12, 12, 50, 5, 1, 0}, ConvDims{4, 16, 9, 9, 32, 3, 2, 1}}) {
     const auto want = conv_pass(*ref, d, random);
     for (const std::string layout : {"blocked", "nhwc"}) {
-      const auto got = conv_pass(*onednn_with_layout(layout), d, random);
+      const auto got = conv_pass(*onednn_with(layout), d, random);
       for (size_t k = 0; k < want.size(); ++k)
         EXPECT_LT(relative_error(got[k], want[k]), 1e-5)
             << layout << " output " << k << " of " << d.in_c << " -> " << d.out_c;
@@ -67,7 +66,7 @@ TEST(ConvLayout, TheRulePicksNhwcWhereBlocksWouldPadChannels) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "the layout rule applies on x86-64 only (elsewhere: blocked, oneDNN's choice)";
 #endif
-  auto k = onednn_with_layout("");
+  auto k = onednn_with("");
   // in -> out channels and the layout the rule gives them (the same with blocks of 8 or 16).
   const struct {
     int64_t in, out;
@@ -83,7 +82,7 @@ TEST(ConvLayout, TheRulePicksNhwcWhereBlocksWouldPadChannels) {
     EXPECT_TRUE(starts_with(choice, c.layout)) << c.in << " -> " << c.out << ": " << choice;
     EXPECT_EQ(choice.find("HPDL_CONV_LAYOUT"), std::string::npos) << choice;
   }
-  EXPECT_TRUE(starts_with(onednn_with_layout("blocked")->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice(),
+  EXPECT_TRUE(starts_with(onednn_with("blocked")->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice(),
                           "blocked as HPDL_CONV_LAYOUT says"));
 }
 
@@ -95,7 +94,7 @@ TEST(ConvLayout, TheRulePicksNhwcWhereBlocksWouldPadChannels) {
 TEST(ConvLayout, OneInputChannelTakesHpdlsWeightGradient) {
   if (gemm_library("onednn") != "oneDNN") GTEST_SKIP() << "HPDL_GEMM=blas: no oneDNN convolution";
   auto ref = make_reference_kernels();
-  auto nhwc = onednn_with_layout("nhwc");
+  auto nhwc = onednn_with("nhwc");
   for (const ConvDims d : {ConvDims{5, 1, 28, 28, 20, 5, 1, 2}, ConvDims{3, 1, 9, 11, 3, 3, 2, 1},
                            ConvDims{2, 1, 10, 10, 16, 5, 1, 0}, ConvDims{3, 1, 13, 13, 72, 7, 3, 3},
                            ConvDims{2, 1, 8, 8, 33, 1, 1, 0}}) {
@@ -108,15 +107,14 @@ TEST(ConvLayout, OneInputChannelTakesHpdlsWeightGradient) {
           << "output " << k << " of 1 -> " << d.out_c << ", window " << d.kernel;
   }
   // Blocked activations and several input channels keep oneDNN's weight gradient.
-  EXPECT_EQ(
-      onednn_with_layout("blocked")->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice().find("one-channel"),
-      std::string::npos);
+  EXPECT_EQ(onednn_with("blocked")->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice().find("one-channel"),
+            std::string::npos);
   EXPECT_EQ(nhwc->conv({2, 2, 8, 8, 20, 3, 1, 1})->choice().find("one-channel"), std::string::npos);
 }
 
 TEST(ConvLayout, ABadValueIsRefused) {
   try {
-    onednn_with_layout("nchw16c");
+    onednn_with("nchw16c");
     FAIL() << "HPDL_CONV_LAYOUT = nchw16c accepted";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "HPDL_CONV_LAYOUT = \"nchw16c\" is not one of: auto, blocked, nhwc");
@@ -137,7 +135,7 @@ TEST(ConvIsa, EachKernelChoiceEqualsTheReference) {
   const auto want = conv_pass(*ref, d, random);
   for (const std::string isa : {"avx2", "native"})
     for (const std::string layout : {"blocked", "nhwc"}) {
-      auto k = onednn_with_layout(layout, isa);
+      auto k = onednn_with(layout, isa);
       const std::string choice = k->conv(d)->choice();
       EXPECT_NE(choice.find("kernels as HPDL_CONV_ISA says"), std::string::npos) << choice;
       if (isa == "avx2")
@@ -149,7 +147,7 @@ TEST(ConvIsa, EachKernelChoiceEqualsTheReference) {
             << isa << ", " << layout << ": output " << o;
     }
   try {
-    onednn_with_layout("", "sse");
+    onednn_with("", "sse");
     FAIL() << "HPDL_CONV_ISA = sse accepted";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "HPDL_CONV_ISA = \"sse\" is not one of: auto, avx2, native");

@@ -1,6 +1,8 @@
 // oneDNN convolution: the activations' layout per layer (blocked or NHWC, conv_layout's
-// rule or HPDL_CONV_LAYOUT), f32 or bf16 inputs (ConvDims::precision), reorders to and
-// from the model's plain NCHW/OIHW buffers. Building blocks in onednn_step.hpp.
+// rule or HPDL_CONV_LAYOUT), oneDNN's kernels for it (its first choice, or its AVX2 ones on
+// a Zen 4: avx2_kernels' rule or HPDL_CONV_ISA), f32 or bf16 inputs (ConvDims::precision),
+// reorders to and from the model's plain NCHW/OIHW buffers. Building blocks in
+// onednn_step.hpp.
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -25,36 +27,39 @@ bool pads(const ConvDims& d, int64_t block) {
   return d.out_c % block != 0 || (d.in_c > 4 && d.in_c % block != 0);
 }
 
+#if defined(__x86_64__)
+// The CPU family of an AMD CPU (25: Zen 3 and Zen 4, 26: Zen 5), 0 for any other.
+unsigned amd_family() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool amd = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541 && d == 0x69746e65 &&
+                   c == 0x444d4163;  // "AuthenticAMD"
+  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
+  const unsigned base = (a >> 8) & 0xf;
+  return base == 0xf ? base + ((a >> 20) & 0xff) : base;
+}
+#endif
+
 // Whether an f32 convolution takes oneDNN's AVX2 kernels although its AVX-512 ones would
 // run: on AMD's Zen 4 (family 25 with AVX-512) the AVX-512 instructions are split over
 // 256-bit units, and where blocks of 16 channels would pad d's channels the AVX2 kernels
 // (blocks of 8) ran faster: LeNet's convolutions 1.08-1.57x, its training 1.02-1.06x; on
 // whole blocks (VGG-11) the AVX-512 ones were faster (docs/results.md). A rule on the CPU
-// and the shape, not a timing, like the layout's. `forced` ("" = the rule) is HPDL_CONV_ISA's
-// value.
+// and the shape, not a timing, like the layout's (Zen 3 has no AVX-512; elsewhere oneDNN's
+// first choice). `forced` ("" = the rule) is HPDL_CONV_ISA's value.
 bool avx2_kernels(const ConvDims& d, const std::string& forced) {
-  if (d.precision != Precision::kF32 || forced == "native") return false;
 #if !defined(__x86_64__)
-  return false;
+  (void)d, (void)forced;
+  return false;  // oneDNN's AVX2 kernels are x86-64's
 #else
+  if (d.precision != Precision::kF32 || forced == "native") return false;
   if (forced == "avx2") return true;
-  const auto avx512 = int(dnnl::cpu_isa::avx512_core);
-  if ((int(dnnl::get_effective_cpu_isa()) & avx512) != avx512) return false;
-  unsigned a = 0, b = 0, c = 0, e = 0;
-  if (!__get_cpuid(0, &a, &b, &c, &e) || b != 0x68747541 || e != 0x69746e65 || c != 0x444d4163)
-    return false;  // not "AuthenticAMD"
-  __get_cpuid(1, &a, &b, &c, &e);
-  const unsigned family = ((a >> 8) & 0xf) == 0xf ? 0xf + ((a >> 20) & 0xff) : (a >> 8) & 0xf;
-  return family == 25 && pads(d, 16);  // family 25: Zen 3 (no AVX-512: returned above), Zen 4
+  return may_use(dnnl::cpu_isa::avx512_core) && amd_family() == 25 && pads(d, 16);
 #endif
 }
 
 // oneDNN's channel block on x86-64 for the kernels a convolution takes: 16 with AVX-512, 8
 // below.
-int64_t channel_block(bool avx2) {
-  const auto avx512 = int(dnnl::cpu_isa::avx512_core);
-  return !avx2 && (int(dnnl::get_effective_cpu_isa()) & avx512) == avx512 ? 16 : 8;
-}
+int64_t channel_block(bool avx2) { return !avx2 && may_use(dnnl::cpu_isa::avx512_core) ? 16 : 8; }
 
 // pd moved along oneDNN's list of implementations to its first AVX2 kernel ("jit:avx2",
 // "brg...:avx2"), or, where the list has none, oneDNN's first choice again (made anew).
@@ -89,10 +94,11 @@ std::string conv_layout(const ConvDims& d, const std::string& forced, bool avx2)
 }
 
 // Whether hpdl's NHWC weight gradient takes d's place of oneDNN's: f32 over several input
-// channels where oneDNN's blocks are 8 (its AVX2 kernels) and would pad the output channels. There
-// LeNet's conv2 (20 -> 50 channels, 56 in blocks) ran at ~95 % of the GEMM peak against
-// oneDNN's ~76 % (docs/results.md); whole blocks, and AVX-512 (oneDNN's brgemm kernel), were
-// not measured against it. A rule, like the layout's.
+// channels where oneDNN's blocks are 8 (its AVX2 kernels) and would pad the output channels.
+// There LeNet's conv2 (20 -> 50 channels, 56 in blocks) ran at ~95 % of the GEMM peak
+// against oneDNN's ~76 % (docs/results.md); whole blocks were not measured against it, and
+// on a Zen 4's AVX-512 (blocks of 16) it was no faster than oneDNN's kernel (6.5-6.7 against
+// 6.6-6.8 ms). A rule, like the layout's.
 bool hpdl_nhwc_weights(const ConvDims& d, bool avx2) {
 #if !defined(__x86_64__)
   (void)d, (void)avx2;

@@ -243,12 +243,10 @@ void require_bf16_isa() {
       "run.precision = \"bf16\": hpdl's bf16 needs an x86-64 CPU with AVX512_BF16 or AMX-BF16 "
       "(this hpdl is built for another architecture); use \"f32\"");
 #endif
-  const auto isa = dnnl::get_effective_cpu_isa();
-  const auto bf16 = dnnl::cpu_isa::avx512_core_bf16;
-  if ((int(isa) & int(bf16)) == int(bf16)) return;
+  if (may_use(dnnl::cpu_isa::avx512_core_bf16)) return;
   throw Error(std::string("run.precision = \"bf16\": this CPU lacks the bf16 instructions oneDNN "
                           "needs (AVX512_BF16 or AMX-BF16; it has up to ") +
-              isa_name(isa) + "); use \"f32\"");
+              isa_name(dnnl::get_effective_cpu_isa()) + "); use \"f32\"");
 }
 
 class OneDnnKernels final : public LoopKernels {

@@ -1,7 +1,8 @@
 // What every oneDNN kernel is built from: the engine and streams (Backend), a primitive with
 // its argument memories and its own scratchpad (Step), a tensor converted to the layout or
-// data type a primitive wants (Relayout), a cap on the threads (ThreadCap), and build(),
-// which turns a oneDNN failure during construction into an hpdl::Error naming the kernel.
+// data type a primitive wants (Relayout), a cap on the threads (ThreadCap), build(), which
+// turns a oneDNN failure during construction into an hpdl::Error naming the kernel, and
+// may_use(), what oneDNN's kernels may run on this CPU.
 // Internal to the oneDNN backend (onednn_kernels.cpp and the kernels in files of their own).
 #pragma once
 #include <omp.h>
@@ -104,6 +105,11 @@ inline dnnl::primitive_attr user_scratchpad() {
 }
 
 inline memory::desc plain(memory::dims dims, tag t) { return memory::desc(dims, dt::f32, t); }
+
+// Whether oneDNN may run kernels of `isa` here: the CPU has it and ONEDNN_MAX_CPU_ISA allows it.
+inline bool may_use(dnnl::cpu_isa isa) {
+  return (int(dnnl::get_effective_cpu_isa()) & int(isa)) == int(isa);
+}
 
 // A tensor kept in the caller's plain layout that a primitive wants in its own (blocked)
 // layout: converts through a cached reorder and a private buffer only when they differ.
