@@ -227,5 +227,45 @@ TEST(DeviceMath, DropoutMaskPerElementIsTheReferenceMask) {
         << i;
 }
 
+// The LSTM cell a unit at a time (lstm_unit_forward / backward, as a CUDA thread runs it)
+// against the reference backend's gate loops, at the hidden sizes those loops take as
+// compile-time constants (16, 32, 64) and one they do not (75); on strided rows of a
+// 2-step sequence.
+TEST(DeviceMath, LstmCellPerUnitIsTheReferenceCell) {
+  const int64_t N = 3, T = 2;
+  for (const int64_t H : {16, 32, 64, 75}) {
+    const int64_t G = 4 * H;
+    const auto pre = random(N * T * G, 51), rec = random(N * G, 52), cp = random(N * H, 53);
+    const auto dy = random(N * T * H, 54), dh = random(N * H, 55), dc0 = random(N * H, 56);
+    std::vector<float> gates(N * G), c(N * H), tc(N * H), h(N * H), y(N * T * H, 0.0f);
+    std::vector<float> dc = dc0, d(N * G);
+    auto cell = make_reference_kernels()->lstm_cell({N, H});
+    cell->forward(pre.data() + G, T * G, rec.data(), cp.data(), gates.data(), c.data(), tc.data(),
+                  h.data(), y.data() + H, T * H, 0);
+    cell->backward(gates.data(), tc.data(), cp.data(), dy.data() + H, T * H, dh.data(), dc.data(),
+                   d.data(), nullptr, 0, 0);
+    std::vector<float> ug(N * G), uc(N * H), utc(N * H), uh(N * H), uy(N * T * H, 0.0f);
+    std::vector<float> udc = dc0, ud(N * G);
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t j = 0; j < H; ++j) {
+        math::lstm_unit_forward(pre.data() + G + n * T * G, rec.data() + n * G, cp.data() + n * H,
+                                ug.data() + n * G, uc.data() + n * H, utc.data() + n * H,
+                                uh.data() + n * H, uy.data() + H + n * T * H, H, j);
+        math::lstm_unit_backward(ug.data() + n * G, utc.data() + n * H, cp.data() + n * H,
+                                 dy.data() + H + n * T * H, dh.data() + n * H, udc.data() + n * H,
+                                 ud.data() + n * G, H, j);
+      }
+    }
+    SCOPED_TRACE("H = " + std::to_string(H));
+    expect_near(gates, ug, 1e-6, "gates");
+    expect_near(c, uc, 1e-6, "c");
+    expect_near(tc, utc, 1e-6, "tanh(c)");
+    expect_near(h, uh, 1e-6, "h");
+    expect_near(y, uy, 1e-6, "y");
+    expect_near(dc, udc, 1e-6, "dc");
+    expect_near(d, ud, 1e-6, "d");
+  }
+}
+
 }  // namespace
 }  // namespace hpdl

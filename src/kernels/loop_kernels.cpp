@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "device_math.hpp"
 #include "element_math.hpp"
@@ -76,6 +77,24 @@ class LoopDropout final : public DropoutKernel {
   bool parallel_;
 };
 
+// f(width) with width() the LSTM's hidden size H, a compile-time constant for the common
+// sizes, else H itself. With a known trip count the gate loops lose their loop set-up (run
+// 5 times a sample a step): HAR h32 (16 units a direction), 1 thread, batch 50, AVX-512:
+// the LSTM layers' forward 3.61 -> 3.16-3.22 ms, backward 5.8 -> 5.4 ms; h64 unchanged.
+template <typename F>
+void with_width(int64_t H, const F& f) {
+  switch (H) {
+    case 16:
+      return f(std::integral_constant<int64_t, 16>{});
+    case 32:
+      return f(std::integral_constant<int64_t, 32>{});
+    case 64:
+      return f(std::integral_constant<int64_t, 64>{});
+    default:
+      return f([H] { return H; });
+  }
+}
+
 class LoopLstmCell final : public LstmCellKernel {
  public:
   // Threads from 8 Ki units a step: the gate loop is short and runs once per step.
@@ -94,8 +113,10 @@ class LoopLstmCell final : public LstmCellKernel {
         read_ahead(pre + n * ld_pre + ahead * G, G);
         write_ahead(y + n * ld_y + ahead * y_step_, H);
       }
-      math::lstm_cell_forward(pre + n * ld_pre, rec + n * G, c_prev + n * H, gates + n * G,
-                              c + n * H, tanh_c + n * H, h + n * H, y + n * ld_y, H);
+      with_width(H, [&](auto width) {
+        math::lstm_cell_forward(pre + n * ld_pre, rec + n * G, c_prev + n * H, gates + n * G,
+                                c + n * H, tanh_c + n * H, h + n * H, y + n * ld_y, width());
+      });
     }
   }
 
@@ -110,8 +131,10 @@ class LoopLstmCell final : public LstmCellKernel {
         if (d_seq) write_ahead(d_seq + n * ld_seq + ahead * G, G);
       }
       float* d = d_step + n * G;
-      math::lstm_cell_backward(gates + n * G, tanh_c + n * H, c_prev + n * H, dy + n * ld_dy,
-                               dh + n * H, dc + n * H, d, H);
+      with_width(H, [&](auto width) {
+        math::lstm_cell_backward(gates + n * G, tanh_c + n * H, c_prev + n * H, dy + n * ld_dy,
+                                 dh + n * H, dc + n * H, d, width());
+      });
       if (d_seq) std::memcpy(d_seq + n * ld_seq, d, G * sizeof(float));
     }
   }
