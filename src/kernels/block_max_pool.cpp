@@ -106,20 +106,25 @@ class BlockMaxPool final : public MaxPoolKernel {
   // row_backward), and 0 in rows and columns no window covers. dy in its own blocks.
   void gradient_row(const float* dy, int64_t n, int64_t h, float* out,
                     int64_t pixel_stride) const override {
-    const int64_t C = c_, K = k_, oh = h / K, per_out = c_ * oh_ * ow_;
+    const int64_t C = c_, K = k_, oh = h / K, kh = h % K, per_out = c_ * oh_ * ow_;
     const int64_t covered = oh < oh_ ? ow_ * K : 0;
-    for (int64_t w = 0; w < covered; ++w) {
-      const int64_t ow = w / K, at = n * per_out + (oh * ow_ + ow) * C;
-      const int32_t place = static_cast<int32_t>((h % K) * K + w % K);
+    // Window by window and place by place: no division a pixel (they took a third of the
+    // time of LeNet's pool1 rows).
+    for (int64_t ow = 0; ow < covered / K; ++ow) {
+      const int64_t at = n * per_out + (oh * ow_ + ow) * C;
       const int32_t* __restrict code = code_.data() + at;  // in the input's blocks
-      float* __restrict p = out + w * pixel_stride;
-      if (bo_ == C) {
-        const float* __restrict g = dy + at;
-        for (int64_t c = 0; c < C; ++c) p[c] = code[c] == place ? g[c] : 0.0f;
-      } else {
-        const float* g = dy + n * per_out;
-        for (int64_t c = 0; c < C; ++c)
-          p[c] = code[c] == place ? g[block_offset(bo_, oh_, ow_, c, oh, ow)] : 0.0f;
+      for (int64_t kw = 0; kw < K; ++kw) {
+        const int32_t place = static_cast<int32_t>(kh * K + kw);
+        float* __restrict p = out + (ow * K + kw) * pixel_stride;
+        if (bo_ == C) {
+          const float* __restrict g = dy + at;
+#pragma omp simd
+          for (int64_t c = 0; c < C; ++c) p[c] = code[c] == place ? g[c] : 0.0f;
+        } else {
+          const float* g = dy + n * per_out;
+          for (int64_t c = 0; c < C; ++c)
+            p[c] = code[c] == place ? g[block_offset(bo_, oh_, ow_, c, oh, ow)] : 0.0f;
+        }
       }
     }
     for (int64_t w = covered; w < w_; ++w)
