@@ -107,10 +107,10 @@ class BlockMaxPool final : public MaxPoolKernel {
   void gradient_row(const float* dy, int64_t n, int64_t h, float* out,
                     int64_t pixel_stride) const override {
     const int64_t C = c_, K = k_, oh = h / K, kh = h % K, per_out = c_ * oh_ * ow_;
-    const int64_t covered = oh < oh_ ? ow_ * K : 0;
+    const int64_t windows = oh < oh_ ? ow_ : 0, covered = windows * K;
     // Window by window and place by place: no division a pixel (they took a third of the
     // time of LeNet's pool1 rows).
-    for (int64_t ow = 0; ow < covered / K; ++ow) {
+    for (int64_t ow = 0; ow < windows; ++ow) {
       const int64_t at = n * per_out + (oh * ow_ + ow) * C;
       const int32_t* __restrict code = code_.data() + at;  // in the input's blocks
       for (int64_t kw = 0; kw < K; ++kw) {

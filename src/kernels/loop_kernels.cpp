@@ -80,7 +80,8 @@ class LoopDropout final : public DropoutKernel {
 // f(width) with width() the LSTM's hidden size H, a compile-time constant for the common
 // sizes, else H itself. With a known trip count the gate loops lose their loop set-up (run
 // 5 times a sample a step): HAR h32 (16 units a direction), 1 thread, batch 50, AVX-512:
-// the LSTM layers' forward 3.61 -> 3.16-3.22 ms, backward 5.8 -> 5.4 ms; h64 unchanged.
+// its residual LSTM layers' forward 3.61 -> 3.16-3.22 ms, backward 5.8 -> 5.4 ms; h64
+// unchanged. Chosen once a call, outside the loop over samples.
 template <typename F>
 void with_width(int64_t H, const F& f) {
   switch (H) {
@@ -107,36 +108,36 @@ class LoopLstmCell final : public LstmCellKernel {
                float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
                int64_t ahead) override {
     const int64_t N = d_.batch, H = d_.hidden, G = 4 * H;
+    with_width(H, [&](auto width) {
 #pragma omp parallel for if (parallel_)
-    for (int64_t n = 0; n < N; ++n) {
-      if (ahead) {
-        read_ahead(pre + n * ld_pre + ahead * G, G);
-        write_ahead(y + n * ld_y + ahead * y_step_, H);
-      }
-      with_width(H, [&](auto width) {
+      for (int64_t n = 0; n < N; ++n) {
+        if (ahead) {
+          read_ahead(pre + n * ld_pre + ahead * G, G);
+          write_ahead(y + n * ld_y + ahead * y_step_, H);
+        }
         math::lstm_cell_forward(pre + n * ld_pre, rec + n * G, c_prev + n * H, gates + n * G,
                                 c + n * H, tanh_c + n * H, h + n * H, y + n * ld_y, width());
-      });
-    }
+      }
+    });
   }
 
   void backward(const float* gates, const float* tanh_c, const float* c_prev, const float* dy,
                 int64_t ld_dy, const float* dh, float* dc, float* d_step, float* d_seq,
                 int64_t ld_seq, int64_t ahead) override {
     const int64_t N = d_.batch, H = d_.hidden, G = 4 * H;
+    with_width(H, [&](auto width) {
 #pragma omp parallel for if (parallel_)
-    for (int64_t n = 0; n < N; ++n) {
-      if (ahead) {
-        read_ahead(dy + n * ld_dy + ahead * y_step_, H);
-        if (d_seq) write_ahead(d_seq + n * ld_seq + ahead * G, G);
-      }
-      float* d = d_step + n * G;
-      with_width(H, [&](auto width) {
+      for (int64_t n = 0; n < N; ++n) {
+        if (ahead) {
+          read_ahead(dy + n * ld_dy + ahead * y_step_, H);
+          if (d_seq) write_ahead(d_seq + n * ld_seq + ahead * G, G);
+        }
+        float* d = d_step + n * G;
         math::lstm_cell_backward(gates + n * G, tanh_c + n * H, c_prev + n * H, dy + n * ld_dy,
                                  dh + n * H, dc + n * H, d, width());
-      });
-      if (d_seq) std::memcpy(d_seq + n * ld_seq, d, G * sizeof(float));
-    }
+        if (d_seq) std::memcpy(d_seq + n * ld_seq, d, G * sizeof(float));
+      }
+    });
   }
 
  private:
