@@ -32,6 +32,53 @@ void convert_blocks(const float* __restrict src, int64_t from, float* __restrict
   }
 }
 
+// V channels' input gradients at one place of their windows: dy where the maximum was
+// there, else 0. Written with vector types: as a loop, GCC made V scalar compares and
+// branches of it (the read of dy is conditional in `code == place ? dy : 0`), which made
+// the backward pass 12x a copy of its bytes on a Zen 4.
+template <int64_t V>
+inline void gradient_at(const int32_t* code, const float* dy, int32_t place, float* out) {
+  if constexpr (V == 1) {
+    *out = *code == place ? *dy : 0.0f;
+  } else {
+    typedef float Floats __attribute__((vector_size(V * sizeof(float)), aligned(4)));
+    typedef int32_t Ints __attribute__((vector_size(V * sizeof(int32_t)), aligned(4)));
+    const Floats g = *reinterpret_cast<const Floats*>(dy);
+    const Ints at = *reinterpret_cast<const Ints*>(code);
+    *reinterpret_cast<Floats*>(out) = at == place ? g : Floats{};
+  }
+}
+
+// V channels' 2 x 2 windows (rows r0 and r1, columns a/b and c/d): the maximum, the first
+// of equals in row-major order, its place (0-3) in code, and the fused ReLU (0 and place -1
+// where the maximum is not above 0). Vector types, for the reason gradient_at gives.
+template <int64_t V>
+inline void window_2x2(const float* a, const float* b, const float* c, const float* d, bool relu,
+                       float* y, int32_t* code) {
+  if constexpr (V == 1) {
+    const float m0 = std::max(*a, *b), m1 = std::max(*c, *d);  // the first of equals
+    const int32_t i0 = int32_t(*a < *b), i1 = 2 + int32_t(*c < *d);
+    const bool later = m0 < m1;
+    const float m = later ? m1 : m0;
+    const bool keep = !relu || m > 0;
+    *y = keep ? m : 0.0f;
+    *code = keep ? (later ? i1 : i0) : -1;
+  } else {
+    typedef float Floats __attribute__((vector_size(V * sizeof(float)), aligned(4)));
+    typedef int32_t Ints __attribute__((vector_size(V * sizeof(int32_t)), aligned(4)));
+    const auto at = [](const float* p) { return *reinterpret_cast<const Floats*>(p); };
+    const Floats va = at(a), vb = at(b), vc = at(c), vd = at(d);
+    const Ints ab = va < vb, cd = vc < vd;  // -1 where the second is larger
+    const Floats m0 = ab ? vb : va, m1 = cd ? vd : vc;
+    const Ints later = m0 < m1;
+    const Floats m = later ? m1 : m0;
+    const Ints place = later ? 2 - cd : -ab;
+    const Ints keep = relu ? Ints(m > 0) : Ints{} - 1;
+    *reinterpret_cast<Floats*>(y) = keep ? m : Floats{};
+    *reinterpret_cast<Ints*>(code) = keep ? place : Ints{} - 1;
+  }
+}
+
 class BlockMaxPool final : public MaxPoolKernel {
  public:
   explicit BlockMaxPool(const PoolDims& d)
@@ -118,8 +165,9 @@ class BlockMaxPool final : public MaxPoolKernel {
         float* __restrict p = out + (ow * K + kw) * pixel_stride;
         if (bo_ == C) {
           const float* __restrict g = dy + at;
-#pragma omp simd
-          for (int64_t c = 0; c < C; ++c) p[c] = code[c] == place ? g[c] : 0.0f;
+          over_channels(C, [&](auto width, int64_t c0) {
+            gradient_at<decltype(width)::value>(code + c0, g + c0, place, p + c0);
+          });
         } else {
           const float* g = dy + n * per_out;
           for (int64_t c = 0; c < C; ++c)
@@ -162,24 +210,15 @@ class BlockMaxPool final : public MaxPoolKernel {
         const float* __restrict r1 = r0 + WB;
         float* __restrict yo = y + ow * B + j0;
         int32_t* __restrict co = code + ow * B + j0;
-        for (int64_t j = 0; j < decltype(width)::value; ++j) {
-          const float a = r0[j], b = r0[B + j], c = r1[j], d = r1[B + j];
-          const float m0 = std::max(a, b), m1 = std::max(c, d);  // the first of equals
-          const int32_t i0 = int32_t(a < b), i1 = 2 + int32_t(c < d), later = int32_t(m0 < m1);
-          const float m = std::max(m0, m1);
-          const bool keep = !relu || m > 0;  // the fused ReLU, as relu_row
-          yo[j] = keep ? m : 0.0f;
-          co[j] = keep ? i0 + later * (i1 - i0) : -1;
-        }
+        window_2x2<decltype(width)::value>(r0, r0 + B, r1, r1 + B, relu, yo, co);
       });
   }
 
   // Calls f(width, j0) over a block's B channels in runs of a width fixed at compile time
-  // (std::integral_constant: the compiler's vector compares and blends, no scalar tail):
-  // runs of 16 with AVX-512, else 8 (one AVX2 register), then one more ending at B that
-  // overlaps the last (it writes the same values again); one channel at a time below 8.
-  // (Runs of two AVX2 registers, 16 floats, took 11 % longer.) Forward only: backward writes
-  // whole rows (row_backward_2x2).
+  // (std::integral_constant: vectors of that width in window_2x2 and gradient_at, no scalar
+  // tail): runs of 16 with AVX-512, else 8 (one AVX2 register), then one more ending at B
+  // that overlaps the last (it writes the same values again); one channel at a time below 8.
+  // (Runs of two AVX2 registers, 16 floats, took 11 % longer.)
   template <typename F>
   static void over_channels(int64_t B, F&& f) {
     if (B >= kRun)
@@ -216,7 +255,9 @@ class BlockMaxPool final : public MaxPoolKernel {
         for (int64_t kw = 0; kw < K; ++kw) {
           float* p = dx + (ow * K + kh * W + kw) * B;
           const int32_t place = static_cast<int32_t>(kh * K + kw);
-          for (int64_t j = 0; j < B; ++j) p[j] = code[ow * B + j] == place ? g[ow * B + j] : 0.0f;
+          over_channels(B, [&](auto width, int64_t j0) {
+            gradient_at<decltype(width)::value>(code + ow * B + j0, g + ow * B + j0, place, p + j0);
+          });
         }
   }
 
@@ -234,7 +275,9 @@ class BlockMaxPool final : public MaxPoolKernel {
           const float* __restrict gw = g + ow * B;
           const int32_t* __restrict cw = code + ow * B;
           float* __restrict p = dx + (kh * W + ow * 2 + kw) * B;
-          for (int64_t j = 0; j < B; ++j) p[j] = cw[j] == place ? gw[j] : 0.0f;
+          over_channels(B, [&](auto width, int64_t j0) {
+            gradient_at<decltype(width)::value>(cw + j0, gw + j0, place, p + j0);
+          });
         }
   }
 
