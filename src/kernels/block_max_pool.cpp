@@ -38,15 +38,10 @@ void convert_blocks(const float* __restrict src, int64_t from, float* __restrict
 // the backward pass 12x a copy of its bytes on a Zen 4.
 template <int64_t V>
 inline void gradient_at(const int32_t* code, const float* dy, int32_t place, float* out) {
-  if constexpr (V == 1) {
-    *out = *code == place ? *dy : 0.0f;
-  } else {
-    typedef float Floats __attribute__((vector_size(V * sizeof(float)), aligned(4)));
-    typedef int32_t Ints __attribute__((vector_size(V * sizeof(int32_t)), aligned(4)));
-    const Floats g = *reinterpret_cast<const Floats*>(dy);
-    const Ints at = *reinterpret_cast<const Ints*>(code);
-    *reinterpret_cast<Floats*>(out) = at == place ? g : Floats{};
-  }
+  using Floats = typename Loose<V>::Floats;
+  using Ints = typename Loose<V>::Ints;
+  const Floats g = *reinterpret_cast<const Floats*>(dy);
+  *reinterpret_cast<Floats*>(out) = *reinterpret_cast<const Ints*>(code) == place ? g : Floats{};
 }
 
 // V channels' 2 x 2 windows (rows r0 and r1, columns a/b and c/d): the maximum, the first
@@ -55,28 +50,18 @@ inline void gradient_at(const int32_t* code, const float* dy, int32_t place, flo
 template <int64_t V>
 inline void window_2x2(const float* a, const float* b, const float* c, const float* d, bool relu,
                        float* y, int32_t* code) {
-  if constexpr (V == 1) {
-    const float m0 = std::max(*a, *b), m1 = std::max(*c, *d);  // the first of equals
-    const int32_t i0 = int32_t(*a < *b), i1 = 2 + int32_t(*c < *d);
-    const bool later = m0 < m1;
-    const float m = later ? m1 : m0;
-    const bool keep = !relu || m > 0;
-    *y = keep ? m : 0.0f;
-    *code = keep ? (later ? i1 : i0) : -1;
-  } else {
-    typedef float Floats __attribute__((vector_size(V * sizeof(float)), aligned(4)));
-    typedef int32_t Ints __attribute__((vector_size(V * sizeof(int32_t)), aligned(4)));
-    const auto at = [](const float* p) { return *reinterpret_cast<const Floats*>(p); };
-    const Floats va = at(a), vb = at(b), vc = at(c), vd = at(d);
-    const Ints ab = va < vb, cd = vc < vd;  // -1 where the second is larger
-    const Floats m0 = ab ? vb : va, m1 = cd ? vd : vc;
-    const Ints later = m0 < m1;
-    const Floats m = later ? m1 : m0;
-    const Ints place = later ? 2 - cd : -ab;
-    const Ints keep = relu ? Ints(m > 0) : Ints{} - 1;
-    *reinterpret_cast<Floats*>(y) = keep ? m : Floats{};
-    *reinterpret_cast<Ints*>(code) = keep ? place : Ints{} - 1;
-  }
+  using Floats = typename Loose<V>::Floats;
+  using Ints = typename Loose<V>::Ints;
+  const auto at = [](const float* p) { return *reinterpret_cast<const Floats*>(p); };
+  const Floats va = at(a), vb = at(b), vc = at(c), vd = at(d);
+  const Ints ab = va < vb, cd = vc < vd;  // -1 where the second is larger
+  const Floats m0 = ab ? vb : va, m1 = cd ? vd : vc;
+  const Ints later = m0 < m1;
+  const Floats m = later ? m1 : m0;
+  const Ints place = later ? 2 - cd : -ab;
+  const Ints keep = relu ? Ints(m > 0) : Ints{} - 1;
+  *reinterpret_cast<Floats*>(y) = keep ? m : Floats{};
+  *reinterpret_cast<Ints*>(code) = keep ? place : Ints{} - 1;
 }
 
 class BlockMaxPool final : public MaxPoolKernel {

@@ -25,7 +25,7 @@ namespace {
 constexpr int64_t kLanes = kVectorFloats;
 using Vec = FloatVec;
 // The same vector read from any float (a window starts at any channel).
-typedef float LooseVec __attribute__((vector_size(kVectorFloats * sizeof(float)), aligned(4)));
+using LooseVec = Loose<kVectorFloats>::Floats;
 
 constexpr int64_t kGroup = 8;           // samples summed in float before the double totals
 constexpr int64_t kChunkBytes = 16384;  // a chunk's window rows and gradient columns: half of L1
