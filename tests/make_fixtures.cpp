@@ -1,12 +1,14 @@
 // Writes the small HDF5 files and configs the command-line tests train on or reject:
 // a good tiny dataset, and one file per kind of bad data (labels out of range, NaN,
 // wrong sample shape, missing dataset, overlapping classes, fewer samples than ranks, one huge
-// finite value).
+// finite value, inputs that HDF5 would read from another file).
 #include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -64,17 +66,21 @@ int main(int argc, char** argv) {
   // Finite (it passes validation) but so large that the forward pass overflows: the step
   // that meets row 45 has a non-finite loss and gradient.
   write_split(d + "/huge.h5", 256, {1, 8, 8}, true, -1, 45, 3e38f, 60);
-  std::ofstream(d + "/tiny.toml") << "[run]\nname = \"tiny\"\noutput_dir = \"" << d
-                                  << "/outputs\"\nwatchdog_s = 60\n"
-                                  << "[data]\ntrain_file = \"" << d << "/train.h5\"\ntest_file = \""
-                                  << d << "/test.h5\"\n"
-                                  << "[model]\ninput = [1, 8, 8]\nclasses = 4\n"
-                                  << "[[model.layers]]\ntype = \"flatten\"\n"
-                                  << "[[model.layers]]\ntype = \"dense\"\nunits = 16\n"
-                                  << "[[model.layers]]\ntype = \"relu\"\n"
-                                  << "[[model.layers]]\ntype = \"dense\"\nunits = 4\n"
-                                  << "[optimizer]\nname = \"adam\"\nlr = 0.01\n"
-                                  << "[train]\nbatch = 16\nepochs = 3\nprogress = false\n";
+  std::ostringstream tiny;
+  tiny << "[run]\nname = \"tiny\"\noutput_dir = \"" << d << "/outputs\"\nwatchdog_s = 60\n"
+       << "[data]\ntrain_file = \"" << d << "/train.h5\"\ntest_file = \"" << d << "/test.h5\"\n"
+       << "[model]\ninput = [1, 8, 8]\nclasses = 4\n"
+       << "[[model.layers]]\ntype = \"flatten\"\n"
+       << "[[model.layers]]\ntype = \"dense\"\nunits = 16\n"
+       << "[[model.layers]]\ntype = \"relu\"\n"
+       << "[[model.layers]]\ntype = \"dense\"\nunits = 4\n"
+       << "[optimizer]\nname = \"adam\"\nlr = 0.01\n"
+       << "[train]\nbatch = 16\nepochs = 3\nprogress = false\n";
+  std::ofstream(d + "/tiny.toml") << tiny.str();
+  // Without run.name: the run is named by Slurm's job id when there is one.
+  std::string unnamed = tiny.str();
+  unnamed.erase(unnamed.find("name = \"tiny\"\n"), 14);
+  std::ofstream(d + "/unnamed.toml") << unnamed;
   std::ofstream(d + "/malformed.toml") << "[model\ninput = [1, 8\n";
   // Keys nested 100,000 parts deep (toml++ recurses once per part): a dotted key, a header.
   std::string deep = "a";
@@ -100,5 +106,36 @@ int main(int argc, char** argv) {
   // A FIFO in place of a data file: opening it would block every rank.
   std::remove((d + "/fifo.h5").c_str());
   if (mkfifo((d + "/fifo.h5").c_str(), 0600) != 0) return 1;
+  // Good labels, and inputs x that HDF5 would read from the FIFO: through an external link,
+  // as a virtual dataset's source, as external raw storage.
+  const std::string fifo = std::filesystem::absolute(d + "/fifo.h5").string();
+  const auto with_outside_x = [&](const std::string& name, const std::function<void(hid_t)>& x) {
+    const std::vector<int32_t> y(64, 1);
+    h5_write_atomically(d + "/" + name, [&](hid_t f) {
+      h5_write(f, "y", y.data(), {64});
+      x(f);
+    });
+  };
+  const hsize_t dims[] = {64, 1, 8, 8};
+  with_outside_x("external_link.h5", [&](hid_t f) {
+    HPDL_CHECK_H5(H5Lcreate_external(fifo.c_str(), "/x", f, "x", H5P_DEFAULT, H5P_DEFAULT));
+  });
+  const auto dataset_x = [&](hid_t f, hid_t dcpl) {
+    H5Id space(H5Screate_simple(4, dims, nullptr), H5Sclose);
+    H5Id x(H5Dcreate2(f, "x", H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, dcpl, H5P_DEFAULT),
+           H5Dclose);
+    if (!x.valid()) throw Error("cannot create x: " + h5_error_text());
+  };
+  with_outside_x("virtual.h5", [&](hid_t f) {
+    H5Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Id space(H5Screate_simple(4, dims, nullptr), H5Sclose);
+    HPDL_CHECK_H5(H5Pset_virtual(dcpl.get(), space.get(), fifo.c_str(), "/x", space.get()));
+    dataset_x(f, dcpl.get());
+  });
+  with_outside_x("external_storage.h5", [&](hid_t f) {
+    H5Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    HPDL_CHECK_H5(H5Pset_external(dcpl.get(), fifo.c_str(), 0, 64 * 64 * sizeof(float)));
+    dataset_x(f, dcpl.get());
+  });
   return 0;
 }

@@ -3,6 +3,7 @@
 // read through a strict TableReader into the typed structs.
 #include "hpdl/config/config.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -320,12 +321,20 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
                 "(parameter-server runs choose among their epoch snapshots with train.keep)");
   }
   if (c.run.name.empty()) c.run.name = std::filesystem::path(path).stem().string();
-  // The run directory is output_dir/name: a name must not lead out of output_dir.
-  if (c.run.name == "." || c.run.name == ".." || c.run.name.find('/') != std::string::npos) {
-    throw Error(where + ": run.name = \"" + c.run.name +
-                "\" must be a plain directory name (no '/', not '.' or '..')");
-  }
+  check_run_name(c.run.name, where + ": run.name");
 }
 }  // namespace
+
+// The run directory is output_dir/name: a name must not lead out of output_dir.
+void check_run_name(const std::string& name, const std::string& source) {
+  const bool control = std::any_of(name.begin(), name.end(),
+                                   [](char ch) { return static_cast<unsigned char>(ch) < 0x20; });
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      control || name.size() > 255) {
+    throw Error(source + " = \"" + name +
+                "\" must be a plain directory name (no '/' or control characters, not '.' or "
+                "'..', at most 255 bytes)");
+  }
+}
 
 }  // namespace hpdl

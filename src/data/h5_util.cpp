@@ -13,6 +13,7 @@
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/input_file.hpp"
+#include "hpdl/core/output_file.hpp"
 
 namespace hpdl {
 
@@ -56,6 +57,41 @@ std::string h5_error_text() {
   return text;
 }
 
+namespace {
+// What makes an HDF5 file open another file when it is read: an external (or user-defined)
+// link, a virtual dataset's sources, a dataset's external raw storage. "" when none.
+std::string first_outside_reference(hid_t file) {
+  std::string found;
+  const auto visit = [](hid_t group, const char* name, const H5L_info_t* info,
+                        void* out) -> herr_t {
+    std::string& found = *static_cast<std::string*>(out);
+    const std::string where = std::string("/") + name;
+    if (info->type == H5L_TYPE_SOFT) return 0;  // a path inside this file; its target is visited
+    if (info->type != H5L_TYPE_HARD) {
+      found = where + " is an external link";
+      std::vector<char> value(info->u.val_size + 1, '\0');
+      const char *target_file = nullptr, *target = nullptr;
+      unsigned flags = 0;
+      if (info->type == H5L_TYPE_EXTERNAL &&
+          H5Lget_val(group, name, value.data(), value.size(), H5P_DEFAULT) >= 0 &&
+          H5Lunpack_elink_val(value.data(), value.size(), &flags, &target_file, &target) >= 0)
+        found += std::string(" (to ") + target_file + ":" + target + ")";
+      return 1;
+    }
+    H5Id object(H5Oopen(group, name, H5P_DEFAULT), H5Oclose);
+    if (!object.valid() || H5Iget_type(object.get()) != H5I_DATASET) return 0;
+    H5Id plist(H5Dget_create_plist(object.get()), H5Pclose);
+    if (!plist.valid()) return 0;
+    if (H5Pget_layout(plist.get()) == H5D_VIRTUAL) found = where + " is a virtual dataset";
+    if (H5Pget_external_count(plist.get()) > 0) found = where + " is stored in external files";
+    return found.empty() ? 0 : 1;
+  };
+  H5Lvisit(file, H5_INDEX_NAME, H5_ITER_NATIVE, visit, &found);
+  H5Eclear2(H5E_DEFAULT);
+  return found;
+}
+}  // namespace
+
 H5Id h5_open_file(const std::string& path) {
   require_input_file(path, "HDF5 file");
   // HDF5's default 64 KiB sieve buffer turns every small row read into a 64 KiB read;
@@ -64,7 +100,15 @@ H5Id h5_open_file(const std::string& path) {
   HPDL_CHECK_H5(H5Pset_sieve_buf_size(fapl.get(), 0));
   const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
   if (f < 0) throw Error("HDF5 file " + path + " cannot be opened: " + h5_error_text());
-  return H5Id(f, H5Fclose);
+  H5Id file(f, H5Fclose);
+  // Reading such an object would open a file the user never named, before any check or
+  // watchdog could act (a FIFO there blocks every rank): hpdl reads self-contained files.
+  const std::string outside = first_outside_reference(file.get());
+  if (!outside.empty())
+    throw Error("HDF5 file " + path + ": " + outside +
+                "; hpdl reads only self-contained HDF5 files (no external links, virtual "
+                "datasets or external storage)");
+  return file;
 }
 
 H5Id h5_create_file(const std::string& path) {
@@ -77,7 +121,10 @@ H5Id h5_create_file(const std::string& path) {
   if (!fcpl.valid() || !fapl.valid() || H5Pset_attr_phase_change(fcpl.get(), 0, 0) < 0 ||
       H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0)
     throw Error("cannot create HDF5 file " + path + ": " + h5_error_text());
-  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get());
+  // Exclusive create (a leftover removed first): a link planted under PATH is refused,
+  // never written through (core/output_file.hpp).
+  remove_leftover(path);
+  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get());
   if (f < 0) throw Error("cannot create HDF5 file " + path + ": " + h5_error_text());
   return H5Id(f, H5Fclose);
 }

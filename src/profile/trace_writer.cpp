@@ -14,6 +14,7 @@
 
 #include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/output_file.hpp"
 #include "hpdl/profile/trace_csv.hpp"
 
 namespace hpdl {
@@ -162,7 +163,7 @@ TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::stri
     for (const auto& e : t.events) origin = std::min(origin, e.t0_ns - t.offset_ns);
   if (origin == INT64_MAX) origin = 0;
 
-  std::filesystem::create_directories(dir + "/trace");
+  make_output_dir(dir + "/trace");
   std::string merged;
   bool merged_first = true;
   for (size_t r = 0; r < ranks.size(); ++r) {

@@ -15,6 +15,7 @@
 
 #include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/output_file.hpp"
 
 namespace hpdl {
 namespace fs = std::filesystem;
@@ -24,8 +25,12 @@ std::string resolve_run_name(const Config& cfg) {
     return cfg.run.name;
   }
   if (const char* job = std::getenv("SLURM_JOB_ID")) {
-    std::string name = job;
-    if (const char* task = std::getenv("SLURM_ARRAY_TASK_ID")) name += std::string("_") + task;
+    std::string name = job, source = "the run name from SLURM_JOB_ID";
+    if (const char* task = std::getenv("SLURM_ARRAY_TASK_ID")) {
+      name += std::string("_") + task;
+      source += "_SLURM_ARRAY_TASK_ID";
+    }
+    check_run_name(name, source);
     return name;
   }
   return cfg.run.name;
@@ -46,16 +51,37 @@ static bool holds_completed_run(const fs::path& dir) {
 
 constexpr const char* kLockName = ".lock";
 
+// A run directory holds only regular files and folders: a link (log.txt -> another user's
+// file, a trace/ pointing elsewhere, checkpoint.h5 -> a FIFO), a FIFO or a device there is
+// refused before anything is read or written. Files opened later refuse links themselves (core/output_file.hpp), so a link
+// planted after this check is refused too.
+static void refuse_entries_in(const std::string& dir, int depth = 0) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string path = entry.path().string();
+    refuse_link(path);
+    std::error_code kind;
+    const fs::file_type type = entry.symlink_status(kind).type();
+    if (type == fs::file_type::directory && depth == 0) refuse_entries_in(path, 1);
+    // A FIFO as manifest.json would block the read of it before any watchdog runs.
+    if (type != fs::file_type::directory && type != fs::file_type::regular)
+      throw Error(path + " is not a regular file or folder; remove it");
+  }
+  if (ec) throw Error("cannot list output directory " + dir + ": " + ec.message());
+}
+
 RunDir::RunDir(const std::string& dir, bool overwrite, bool resume)
     : dir_(dir), overwrite_(overwrite), resume_(resume) {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) throw Error("cannot create output directory " + dir_ + ": " + ec.message());
+  make_output_dir(dir_);
+  refuse_entries_in(dir_);
   // One run per directory: the lock lives as long as this process (the kernel releases
   // it on any exit, so a killed run never leaves a stale lock).
   const std::string lock = file(kLockName);
-  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd_ < 0) throw Error("cannot create " + lock + ": " + std::strerror(errno));
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) {
+    refuse_link(lock);
+    throw Error("cannot create " + lock + ": " + std::strerror(errno));
+  }
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     char pid[32] = {0};
     const ssize_t n = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
@@ -89,11 +115,18 @@ void RunDir::open() {
     }
     if (ec) throw Error("cannot list old run " + dir_ + ": " + ec.message());
   }
-  log_ = std::fopen(file("log.txt").c_str(), resume_ ? "a" : "w");
-  metrics_ = std::fopen(file("metrics.csv").c_str(), "w");
-  if (!log_ || !metrics_) {
-    throw Error("cannot write into output directory " + dir_ + ": " + std::strerror(errno));
+  log_ = open_stream("log.txt", resume_ ? OutputMode::kAppend : OutputMode::kTruncate);
+  metrics_ = open_stream("metrics.csv", OutputMode::kTruncate);
+}
+
+std::FILE* RunDir::open_stream(const std::string& name, OutputMode mode) const {
+  const int fd = open_output(file(name), mode);
+  std::FILE* f = ::fdopen(fd, mode == OutputMode::kAppend ? "a" : "w");
+  if (!f) {
+    ::close(fd);
+    throw Error("cannot write " + file(name) + ": " + std::strerror(errno));
   }
+  return f;
 }
 
 RunDir::~RunDir() {

@@ -43,6 +43,11 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 // The same from TOML text (a config saved with a model); `where` names it in errors.
 Config config_from_text(const std::string& text, const std::string& where);
 
+// The one rule for a run's directory name, from run.name, a config file's stem or Slurm's
+// job and array task ids: a plain name inside output_dir (not empty, '.' or '..'; no '/' or
+// control characters; at most 255 bytes). Throws Error "SOURCE = "NAME" ..." otherwise.
+void check_run_name(const std::string& name, const std::string& source);
+
 // The resolved config as TOML text.
 std::string to_toml(const toml::table& t);
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "hpdl/config/config.hpp"
+#include "hpdl/core/output_file.hpp"
 
 namespace hpdl {
 
@@ -39,6 +40,8 @@ class RunDir {
   void metrics_row(const std::string& header, const std::string& row);
 
  private:
+  std::FILE* open_stream(const std::string& name, OutputMode mode) const;
+
   std::string dir_;
   bool overwrite_, resume_;
   int lock_fd_ = -1;
