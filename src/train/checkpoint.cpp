@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "hpdl/config/table_diff.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/data/h5_util.hpp"
 
@@ -89,6 +90,17 @@ void check_compatible(const Checkpoint& found, const Checkpoint& expected,
   if (found.model != expected.model) {
     throw Error(head + "model (its parameters: " + found.model.substr(0, 120) +
                 (found.model.size() > 120 ? "..." : "") + ")");
+  }
+  // Same tensors are not the same model (other activations, a dropout layer removed): the
+  // whole [model] table must match, where the checkpoint keeps its config.
+  if (!found.config.empty() && !expected.config.empty()) {
+    std::string diff;
+    try {
+      diff = first_difference(found.config, expected.config, "model");
+    } catch (const Error& e) {
+      throw Error("checkpoint " + path + " is damaged: " + e.what());
+    }
+    if (!diff.empty()) throw Error(head + "model (" + diff + ")");
   }
   auto differ = [&](const std::string& what, const std::string& was, const std::string& now) {
     if (was != now) throw Error(head + what + ": it has " + was + ", this run " + now);

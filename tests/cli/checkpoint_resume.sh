@@ -3,7 +3,8 @@
 #  - SIGUSR1 mid-run: exit 75, manifest "interrupted", checkpoint.h5 written; --resume
 #    continues and ends with parameters bitwise equal to an uninterrupted run (Adam, so
 #    the optimizer state matters), and the same metrics;
-#  - a checkpoint from a different model or rank layout is refused with a clear message;
+#  - a checkpoint from a different model (other tensors, or the same tensors with another
+#    activation or a layer more) or rank layout is refused naming the first difference;
 #  - a truncated checkpoint.h5 is refused, naming the intact checkpoint.prev.h5, from
 #    which --resume-from continues to the same parameters; --resume moves it aside and
 #    falls back, and a checkpoint write that then fails leaves checkpoint.prev.h5 intact.
@@ -48,6 +49,12 @@ $expect "checkpoint .*full/model.h5: it is not an hpdl checkpoint" \
 mv "$out/cut_copy" "$out/other"
 $expect "checkpoint .*other/checkpoint.h5 is from a different model" \
   $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume --set model.layers.1.units=8
+# The same tensors but another model: the first difference of the [model] tables is named.
+$expect "other/checkpoint.h5 is from a different model \\(model.layers.2.type: it has \"relu\", this run \"tanh\"\\)" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume --set model.layers.2.type=\"tanh\"
+$expect "other/checkpoint.h5 is from a different model \\(model.layers: it has 4 entries, this run 5 entries\\)" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume \
+  --set 'model.layers=[{type="flatten"},{type="dense",units=16},{type="relu"},{type="dropout",keep=0.5},{type="dense",units=4}]'
 $expect "is from a different rank layout \\(ranks\\): it has 2, this run 1" \
   $mpirun -np 1 "$hpdl" train "${args[@]}" --set run.name=other --resume
 
