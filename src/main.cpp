@@ -160,6 +160,12 @@ std::pair<CLI::App*, CLI::App*> add_trace(CLI::App& app, TraceArgs& a) {
 
 }  // namespace
 
+// Runs before any shared library's constructor (an executable's .preinit_array comes first;
+// see catch_stop_signals_early in run/commands.hpp).
+extern "C" void hpdl_catch_stop_signals_early() { hpdl::catch_stop_signals_early(); }
+__attribute__((used, section(".preinit_array"))) static void (*const preinit_stop_signals)() =
+    hpdl_catch_stop_signals_early;
+
 int main(int argc, char** argv) {
   CLI::App app{"hpdl: distributed deep-learning training with per-layer profiling"};
   app.require_subcommand(1);
@@ -185,8 +191,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    hpdl::release_early_stop_signals();
     return app.exit(e);
   }
+  if (!*train_cmd) hpdl::release_early_stop_signals();
   for (int i = 0; i < argc; ++i) train.command_line += (i ? " " : "") + std::string(argv[i]);
 
   if (*train_cmd) return hpdl::cmd_train(train, &argc, &argv);

@@ -357,6 +357,9 @@ int train(const TrainArgs& args, Comm& comm) {
 
 }  // namespace
 
+void catch_stop_signals_early() { catch_stop_signals(); }
+void release_early_stop_signals() { release_stop_signals(); }
+
 int cmd_train(const TrainArgs& args, int* argc, char*** argv) {
   catch_stop_signals();
   return run_under_mpi(argc, argv, [&](Comm& comm) { return train(args, comm); });

@@ -55,6 +55,14 @@ struct PredictArgs {
   bool recommend = false;     // rank the training modes and host counts (predict/recommend.hpp)
 };
 
+// A stop signal that arrives while the program's shared libraries start (the CUDA libraries'
+// constructors take 0.1 s, longer on a loaded node) is recorded rather than fatal: main's
+// .preinit_array calls catch_stop_signals_early() before any library's constructor runs.
+// Every command but train then gives the signals their default action back (one that
+// arrived meanwhile acts at once); train acts on it at its first step (exit 75).
+void catch_stop_signals_early();
+void release_early_stop_signals();
+
 // Run under MPI (mpirun/srun or a singleton); initialise and finalise MPI themselves.
 int cmd_train(const TrainArgs& args, int* argc, char*** argv);
 int cmd_eval(const EvalArgs& args, int* argc, char*** argv);
