@@ -61,7 +61,8 @@ toml::table parsed(const std::string& text, const std::string& which) {
 
 std::string first_difference(const std::string& was_toml, const std::string& now_toml,
                              const std::string& key) {
-  const toml::table was = parsed(was_toml, "the saved config"), now = parsed(now_toml, "the config");
+  const toml::table was = parsed(was_toml, "the saved config"),
+                    now = parsed(now_toml, "the config");
   return first_in(was.get(key), now.get(key), key);
 }
 

@@ -53,8 +53,8 @@ constexpr const char* kLockName = ".lock";
 
 // A run directory holds only regular files and folders: a link (log.txt -> another user's
 // file, a trace/ pointing elsewhere, checkpoint.h5 -> a FIFO), a FIFO or a device there is
-// refused before anything is read or written. Files opened later refuse links themselves (core/output_file.hpp), so a link
-// planted after this check is refused too.
+// refused before anything is read or written. Files opened later refuse links themselves
+// (core/output_file.hpp), so a link planted after this check is refused too.
 static void refuse_entries_in(const std::string& dir, int depth = 0) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
