@@ -10,9 +10,19 @@
 # checkpoint and a manifest left "running").
 # mpirun runs in a session of its own (setsid, stdin from /dev/null): a terminal's Ctrl-C,
 # which goes to the whole foreground process group, then reaches this script only, not mpirun.
+# Open MPI's own files for the run (its session directory, about 8 MB, and the ranks'
+# shared-memory segments, 4 MiB a rank) go into a folder of this run's, removed once mpirun
+# has ended, however it ended: a killed run otherwise leaves them in /tmp/ompi.* and
+# /dev/shm/vader_segment.* for good. With a hostfile only this host's session directory
+# moves (the other hosts would need the folder too; their ranks' segments stay in /dev/shm).
 # Usage: mpirun_stop.sh [mpirun arguments...]   (used by scripts/main.sh and jobs/pi_cluster.sh)
 set -u
-setsid mpirun "$@" </dev/null &
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/hpdl-mpirun.XXXXXX")
+case " $* " in
+  *" --hostfile "* | *" --machinefile "* | *" --host "* | *" -H "*) mca=(--mca orte_local_tmpdir_base "$scratch") ;;
+  *) mca=(--mca orte_tmpdir_base "$scratch" --mca btl_vader_backing_directory "$scratch") ;;
+esac
+setsid mpirun "${mca[@]}" "$@" </dev/null &
 pid=$!
 stop() { kill -USR1 "$pid" 2>/dev/null; }
 trap stop TERM INT HUP
@@ -22,3 +32,6 @@ while kill -0 "$pid" 2>/dev/null; do
   wait "$pid"
 done
 wait "$pid"
+rc=$?
+rm -rf "$scratch"
+exit $rc

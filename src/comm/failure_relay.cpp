@@ -25,6 +25,10 @@ constexpr int kMaxLine = 4000;
 // How long rank 0 waits for the ranks' acknowledgements before it exits: the ranks in a
 // polled wait answer within milliseconds; one that cannot poll is ended by the launcher.
 constexpr double kAckBound_s = 3.0;
+// Once every rank acknowledged, rank 0 waits this long before it exits, so that their own
+// exit 1 reaches the launcher first: mpirun kills the ranks still running once one exits
+// non-zero, and a rank that was about to exit by itself would be reported as killed.
+constexpr double kExitGrace_s = 0.25;
 // The least a failing rank waits for rank 0, whatever run.watchdog_s says.
 constexpr double kMinFailBound_s = 5.0;
 
@@ -119,6 +123,7 @@ void FailureRelay::end_job(const std::string& line) {
     MPI_Testall(size_, told.data(), &flag, MPI_STATUSES_IGNORE);
     pause_briefly();
   }
+  if (acks == size_ - 1) std::this_thread::sleep_for(std::chrono::duration<double>(kExitGrace_s));
   exit_now();
 }
 

@@ -43,10 +43,19 @@ NodeSum::NodeSum(const Comm& comm, MPI_Win win, std::vector<float*> slots, int64
     : comm_(comm), win_(win), slots_(std::move(slots)), chunk_(chunk) {}
 
 NodeSum::~NodeSum() {
-  MPI_Win_unlock_all(win_);
   // Freeing is collective: while an error unwinds this rank the others may never come (the
-  // window then ends with the process), so only a normal end frees it.
-  if (std::uncaught_exceptions() == 0) MPI_Win_free(&win_);
+  // window then ends with the process), so only a normal end frees it. MPI_Win_free blocks
+  // without polling: a polled barrier first, so that a rank that fails meanwhile (rank 0
+  // writing model.h5 on a full disk) still ends this one the agreed way (its own exit 1)
+  // instead of leaving it to the launcher's kill.
+  bool all_here = std::uncaught_exceptions() == 0;
+  if (all_here) try {
+      comm_.barrier();
+    } catch (const Error&) {
+      all_here = false;
+    }
+  MPI_Win_unlock_all(win_);
+  if (all_here) MPI_Win_free(&win_);
 }
 
 void NodeSum::fence() {

@@ -16,6 +16,7 @@
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/tensor.hpp"
+#include "hpdl/data/mapped_copy.hpp"
 #include "hpdl/data/sampler.hpp"
 
 namespace hpdl {
@@ -219,9 +220,13 @@ void H5Split::read_raw(std::span<const int64_t> rows, float* x, int32_t* y) {
       size_t j = i + 1;
       while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;  // one contiguous run
       const haddr_t r = static_cast<haddr_t>(rows[i]);
-      if (x_map_)
-        std::memcpy(x + i * per_sample_, x_map_ + r * row_bytes, (j - i) * row_bytes);
-      else
+      if (x_map_) {
+        if (!copy_from_mapping(x + i * per_sample_, x_map_ + r * row_bytes, (j - i) * row_bytes))
+          throw Error(where_ + "x: rows " + std::to_string(r) + " to " +
+                      std::to_string(r + j - i - 1) +
+                      " are no longer in the file: it was truncated or rewritten while the job "
+                      "read it");
+      } else
         pread_all(x + i * per_sample_, (j - i) * row_bytes, x_offset_ + r * row_bytes);
       i = j;
     }

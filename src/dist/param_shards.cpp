@@ -127,6 +127,8 @@ void ParamShards::close() {
   // Every reply was received: each reader waited for its last one.
   HPDL_CHECK_MPI(
       MPI_Waitall(static_cast<int>(replies_.size()), replies_.data(), MPI_STATUSES_IGNORE));
+  // MPI_Win_free blocks without polling: a polled barrier first (see NodeSum's destructor).
+  comm_.barrier();
   for (MPI_Win& w : wins_) HPDL_CHECK_MPI(MPI_Win_free(&w));
 }
 

@@ -183,6 +183,7 @@ void RunReport::warning(const std::string& text) {
 }
 
 void RunReport::failed(const std::string& error) {
+  dir_.free_reserve();  // a full disk still takes the error line and the manifest
   dir_.log("error: " + error);
   manifest_["status"] = "failed";
   manifest_["error"] = error;

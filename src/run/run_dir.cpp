@@ -50,6 +50,7 @@ static bool holds_completed_run(const fs::path& dir) {
 }
 
 constexpr const char* kLockName = ".lock";
+constexpr const char* kReserveName = ".reserve";
 
 // A run directory holds only regular files and folders: a link (log.txt -> another user's
 // file, a trace/ pointing elsewhere, checkpoint.h5 -> a FIFO), a FIFO or a device there is
@@ -117,6 +118,22 @@ void RunDir::open() {
   }
   log_ = open_stream("log.txt", resume_ ? OutputMode::kAppend : OutputMode::kTruncate);
   metrics_ = open_stream("metrics.csv", OutputMode::kTruncate);
+  // Written, not sparse: the blocks must be the file's to give back.
+  const int fd = open_output(file(kReserveName), OutputMode::kFresh);
+  try {
+    write_all(fd, std::string(64 * 1024, '\0'), file(kReserveName));
+  } catch (const Error&) {
+    ::close(fd);
+    ::unlink(file(kReserveName).c_str());
+    throw;
+  }
+  ::close(fd);
+  reserved_ = true;
+}
+
+void RunDir::free_reserve() {
+  if (reserved_) ::unlink(file(kReserveName).c_str());
+  reserved_ = false;
 }
 
 std::FILE* RunDir::open_stream(const std::string& name, OutputMode mode) const {
@@ -130,6 +147,7 @@ std::FILE* RunDir::open_stream(const std::string& name, OutputMode mode) const {
 }
 
 RunDir::~RunDir() {
+  free_reserve();
   if (log_) std::fclose(log_);
   if (metrics_) std::fclose(metrics_);
   if (lock_fd_ >= 0) ::close(lock_fd_);

@@ -11,6 +11,7 @@
 #include "hpdl/comm/progress_board.hpp"
 #include "hpdl/comm/watchdog.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/memory_check.hpp"
 #include "hpdl/core/stop_signal.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
@@ -152,6 +153,12 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     }
   });
   const int local_rank = node_device_rank(cfg.run, comm, watchdog);
+  if (!cfg.run.on_gpu()) {
+    // Every rank of a host holds its own model in the host's memory: the memory check
+    // (build_model, before any allocation) counts them together.
+    WatchdogScope guard(watchdog, "ranks on this host (memory check)", 0);
+    set_ranks_sharing_memory(comm.node_size());
+  }
   on_all_ranks(comm, watchdog, [&] {
     s.model = build_model(cfg.model, s.local_batch, cfg.run.backend, local_rank, cfg.run.precision);
     s.model->init_params(cfg.train.seed);

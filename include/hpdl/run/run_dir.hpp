@@ -34,6 +34,11 @@ class RunDir {
   std::string file(const std::string& name) const { return dir_ + "/" + name; }
   void write_atomically(const std::string& name, const std::string& text) const;
 
+  // open() sets aside a little disk space (.reserve, 64 KiB) that a failing run frees
+  // first, so that on a full disk the error line and the "failed" manifest still fit.
+  // Removed when the directory is closed, whatever the ending.
+  void free_reserve();
+
   // The log: every line also goes to stdout.
   void log(const std::string& line);
   // metrics.csv: header once, then one row per epoch (flushed).
@@ -45,6 +50,7 @@ class RunDir {
   std::string dir_;
   bool overwrite_, resume_;
   int lock_fd_ = -1;
+  bool reserved_ = false;
   std::FILE* log_ = nullptr;
   std::FILE* metrics_ = nullptr;
 };
