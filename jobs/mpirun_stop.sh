@@ -13,16 +13,17 @@
 # Open MPI's own files for the run (its session directory, about 8 MB, and the ranks'
 # shared-memory segments, 4 MiB a rank) go into a folder of this run's, removed once mpirun
 # has ended, however it ended: a killed run otherwise leaves them in /tmp/ompi.* and
-# /dev/shm/vader_segment.* for good. With a hostfile only this host's session directory
-# moves (the other hosts would need the folder too; their ranks' segments stay in /dev/shm).
+# /dev/shm/vader_segment.* for good. Only for a run on this host alone: with a hostfile the
+# other hosts would need the folder too, and Open MPI refuses a base for this host only
+# ("either a global tmpdir base OR a local/remote tmpdir base"), so it keeps its defaults.
 # Usage: mpirun_stop.sh [mpirun arguments...]   (used by scripts/main.sh and jobs/pi_cluster.sh)
 set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/hpdl-mpirun.XXXXXX")
+mca=(--mca orte_tmpdir_base "$scratch" --mca btl_vader_backing_directory "$scratch")
 case " $* " in
-  *" --hostfile "* | *" --machinefile "* | *" --host "* | *" -H "*) mca=(--mca orte_local_tmpdir_base "$scratch") ;;
-  *) mca=(--mca orte_tmpdir_base "$scratch" --mca btl_vader_backing_directory "$scratch") ;;
+  *" --hostfile "* | *" --machinefile "* | *" --host "* | *" -H "*) mca=() ;;
 esac
-setsid mpirun "${mca[@]}" "$@" </dev/null &
+setsid mpirun ${mca[@]+"${mca[@]}"} "$@" </dev/null &
 pid=$!
 stop() { kill -USR1 "$pid" 2>/dev/null; }
 trap stop TERM INT HUP

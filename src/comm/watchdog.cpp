@@ -47,9 +47,11 @@ void Watchdog::attach(ProgressBoard* board) {
   board_ = board;
 }
 
-void Watchdog::arm(const char* op, int64_t step) {
+void Watchdog::arm(const char* op, int64_t step, AwaitedRanks awaited) {
   op_.store(op, std::memory_order_relaxed);
   step_.store(step, std::memory_order_relaxed);
+  awaited_.store(awaited.who, std::memory_order_relaxed);
+  awaited_reports_.store(awaited.reporter, std::memory_order_relaxed);
   if (board_) board_->publish(op, step, true);
   armed_at_ns_.store(running_ns(), std::memory_order_release);
 }
@@ -83,11 +85,18 @@ void Watchdog::expire(double waited, const std::string& late) const {
     std::this_thread::sleep_for(std::chrono::seconds(30));
     std::_Exit(3);
   }
+  const char* awaited = awaited_.load(std::memory_order_relaxed);
+  std::string named = late;
+  if (named.empty() && awaited) {
+    named = "no answer from " + std::string(awaited) + " (stopped, hung or gone)";
+    if (!awaited_reports_.load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+  }
   char line[160];
   std::snprintf(line, sizeof line,
                 "rank %d waited %.0f s in %s at step %lld (limit run.watchdog_s = %.0f s): ", rank_,
                 waited, op_.load(), static_cast<long long>(step_.load()), limit_s_.load());
-  const std::string error = line + (late.empty() ? "another rank is late or gone" : late);
+  const std::string error = line + (named.empty() ? "another rank is late or gone" : named);
   std::fprintf(stderr, "hpdl: error: %s\n", error.c_str());
   std::fflush(stderr);
   if (hook_) try {

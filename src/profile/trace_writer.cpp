@@ -147,16 +147,24 @@ int64_t clock_offset_to_root(const Comm& comm) {
   return offset;
 }
 
-TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::string& dir,
-                         const nlohmann::json& manifest,
-                         const std::map<std::string, LayerWork>& work) {
+GatheredTraces gather_traces(const Comm& comm, const Profiler& prof) {
   const int64_t offset = clock_offset_to_root(comm);
-  const std::vector<std::string> packed = comm.gather(pack(prof, offset), 0);
+  const std::string mine = pack(prof, offset);
+  GatheredTraces g;
+  g.bytes = static_cast<int64_t>(mine.size());
+  comm.allreduce_sum(&g.bytes, 1);
+  g.packed = comm.gather(mine, 0);
+  g.step_name = prof.step_name();
+  return g;
+}
+
+TraceSummary write_traces(const GatheredTraces& gathered, const std::string& dir,
+                          const nlohmann::json& manifest,
+                          const std::map<std::string, LayerWork>& work) {
   TraceSummary sum;
-  if (comm.rank() != 0) return sum;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<RankTrace> ranks;
-  for (const auto& p : packed) ranks.push_back(unpack(p));
+  for (const auto& p : gathered.packed) ranks.push_back(unpack(p));
 
   int64_t origin = INT64_MAX;
   for (const auto& t : ranks)
@@ -202,7 +210,7 @@ TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::stri
       const std::string& cat = t.categories[e.name];
       const double us = (e.t1_ns - e.t0_ns) / 1e3;
       StepAcc& a = acc[e.step];
-      if (e.name == prof.step_name()) {
+      if (e.name == gathered.step_name) {
         a.wall = us;
         continue;
       }

@@ -293,11 +293,17 @@ void RunReport::efficiency(const RankCeilings& ceilings) {
                            {"memory_Bps", ceilings.memory_Bps}};
 }
 
+void RunReport::save_model(Model& model) {
+  if (model_saved_) return;
+  hpdl::save_model(dir_.file("model.h5"), model, config_toml_);
+  model_saved_ = true;
+}
+
 void RunReport::finish(Model& model, const FinalModel& final_model,
                        const ConfusionMatrix& confusion, int64_t steps, const H5Split* test,
                        const std::vector<EpochStats>& history,
                        const std::vector<double>& peak_rss_mib) {
-  save_model(dir_.file("model.h5"), model, config_toml_);
+  save_model(model);
   const bool tested = test && final_model.tested;
   if (tested) {
     const auto names = test->class_names();

@@ -18,6 +18,11 @@ PsWorker::PsWorker(PsContext& ctx, Model& model, const Splits& splits)
       splits_(splits),
       shards_(ctx.shards),
       index_(ctx.comm.rank() - ctx.shards.servers()),
+      servers_name_(ctx.shards.servers() == 1
+                        ? "rank 0, the parameter server"
+                        : "ranks 0 to " + std::to_string(ctx.shards.servers() - 1) +
+                              ", the parameter servers"),
+      on_servers_{servers_name_.c_str(), index_ == 0},
       plan_(splits.train->size(), ctx.cfg.train.batch, index_, ctx.workers()),
       local_(ctx.cfg, ctx.comm, model, *splits.train, ctx.watchdog, ctx.prof,
              plan_.steps_per_epoch()),
@@ -123,7 +128,7 @@ bool PsWorker::wait_for_the_others(int64_t epoch) {
 }
 
 void PsWorker::pull() {
-  WatchdogScope guard(ctx_.watchdog, "parameter pull", pos_.step);
+  WatchdogScope guard(ctx_.watchdog, "parameter pull", pos_.step, on_servers_);
   ProfileScope timed(ctx_.prof, local_.names().pull);
   shards_.pull(params_host_.host(), pos_.pulled_versions, rma_);
   params_host_.upload();
@@ -131,7 +136,7 @@ void PsWorker::pull() {
 }
 
 void PsWorker::push() {
-  WatchdogScope guard(ctx_.watchdog, "parameter push", pos_.step);
+  WatchdogScope guard(ctx_.watchdog, "parameter push", pos_.step, on_servers_);
   ProfileScope timed(ctx_.prof, local_.names().push);
   pending_host_.download();
   // The servers apply the rule at lr_, the last step's rate.
@@ -150,7 +155,7 @@ void PsWorker::push() {
 
 bool PsWorker::checkpoint_requested() {
   if (!ctx_.ckpt) return false;
-  WatchdogScope guard(ctx_.watchdog, "checkpoint request check", pos_.step);
+  WatchdogScope guard(ctx_.watchdog, "checkpoint request check", pos_.step, on_servers_);
   return request_pending();
 }
 
@@ -165,7 +170,7 @@ bool PsWorker::request_pending() {
 bool PsWorker::pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch) {
   ++handled_;  // what is pending stays pending: the checkpoint carries it
   {
-    WatchdogScope guard(ctx_.watchdog, "checkpoint pause", pos_.step);
+    WatchdogScope guard(ctx_.watchdog, "checkpoint pause", pos_.step, on_servers_);
     shards_.add(0, ParamShards::kPaused, 1);
   }
   return ctx_.checkpoint(epoch, step_in_epoch);

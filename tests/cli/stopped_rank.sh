@@ -3,7 +3,7 @@
 # the job ends, non-zero, with one line naming the waiting rank, the operation, and the
 # stopped rank. Sync (2 ranks, rank 1 stopped; 4 ranks, rank 2 stopped: the ranks that
 # arrived are not named) and Downpour (1 server + 1 worker, the worker stopped: the
-# server's loop is bounded too). Prints the time from the stop to the end (the target is the
+# server's loop is bounded too; and the server stopped: one line naming it). Prints the time from the stop to the end (the target is the
 # bound + 5 s; the test fails only past bound + 15 s, so a loaded machine does not fail it).
 # The run directory's manifest says "failed" with the same error, and log.txt has it.
 # Usage: stopped_rank.sh MPIRUN HPDL FIXTURES
@@ -64,6 +64,35 @@ check sync 2 1 "rank 0 waited [0-9.]+ s in .* at step [0-9]+ .*: rank 1 $stopped
 check sync4 4 2 "rank 0 waited [0-9.]+ s in .* at step [0-9]+ .*: rank 2 $stopped"
 check downpour 2 1 "rank 0 waited [0-9.]+ s in waiting for any worker's push .*: rank 1 $stopped" \
   --set distributed.mode=downpour --set optimizer.name=sgd
+
+# The parameter server stopped (1 server, 2 workers): the workers block in one-sided
+# operations that cannot poll; the job still ends within the bound with one line, from the
+# first worker, naming the server (its run directory cannot say so: rank 0 is stopped).
+name=ps_server log=$fx/stopped_ps_server.log
+$mpirun -np 3 "$hpdl" train "$fx/tiny.toml" --set run.name=$name --overwrite --set run.watchdog_s=$bound \
+  --set train.epochs=100000 --set distributed.mode=downpour --set optimizer.name=sgd >"$log" 2>&1 &
+job=$!
+for _ in $(seq 200); do
+  r0=$(rank_pid 0 $name)
+  [ -n "$r0" ] && grep -q "epoch" "$fx/outputs/$name/log.txt" 2>/dev/null && break
+  sleep 0.05
+done
+[ -n "$r0" ] || { echo "FAIL: $name: rank 0 not found"; kill $job; exit 1; }
+sleep 0.5
+kill -STOP "$r0"
+t0=$(date +%s.%N)
+for _ in $(seq $(( (bound + 15) * 10 ))); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+if kill -0 $job 2>/dev/null; then
+  kill -KILL "$r0" $job 2>/dev/null
+  echo "FAIL: $name: the job still runs $((bound + 15)) s after the server stopped"
+  exit 1
+fi
+kill -KILL "$r0" 2>/dev/null || true
+took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+lines=$(grep -c "hpdl: error:" "$log" || true)
+grep -Eq "hpdl: error: rank 1 waited [0-9.]+ s in .*: no answer from rank 0, the parameter server \(stopped, hung or gone\)" "$log" &&
+  [ "$lines" -eq 1 ] || { echo "FAIL: $name: $lines error lines, or none naming the server"; cat "$log"; exit 1; }
+echo "$name: the server stopped -> job ended in ${took} s: $(grep "hpdl: error:" "$log")"
 
 # A job suspended whole (every rank stopped, as Slurm's suspend or gang scheduling does) and
 # resumed after twice the bound, one rank a second after the other (nodes do not resume at

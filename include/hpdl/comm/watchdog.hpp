@@ -20,6 +20,16 @@ namespace hpdl {
 class FailureRelay;
 class ProgressBoard;
 
+// A wait on particular ranks that may block without polling (one-sided operations on the
+// parameter servers): who they are, for the line when it expires ("no answer from rank 0,
+// the parameter server"), and whether this rank reports it. Several ranks blocked on the
+// same ranks would each print a line: the others stay silent 3 s, by which time the
+// reporter's exit has ended the job. `who` must outlive the wait.
+struct AwaitedRanks {
+  const char* who = nullptr;
+  bool reporter = true;
+};
+
 class Watchdog {
  public:
   // limit_s <= 0 disables the watchdog (until set_limit gives it a positive limit).
@@ -37,7 +47,7 @@ class Watchdog {
   // agreed ending, FailureRelay; Comm::bound_waits_by passes its own); nullptr: only the
   // limit ends waits. Main thread only.
   void relay_failures(FailureRelay* relay) { relay_ = relay; }
-  void arm(const char* op, int64_t step);
+  void arm(const char* op, int64_t step, AwaitedRanks awaited = AwaitedRanks());
   void disarm();
   // From the main thread inside a wait loop: ends the process, naming the late ranks, once
   // the armed wait has outlasted the limit.
@@ -60,6 +70,8 @@ class Watchdog {
   std::atomic<int64_t> armed_at_ns_{0};  // 0 = not armed
   std::atomic<const char*> op_{""};
   std::atomic<int64_t> step_{0};
+  std::atomic<const char*> awaited_{nullptr};
+  std::atomic<bool> awaited_reports_{true};
   std::atomic<int64_t> polled_at_ns_{0};  // the main thread's last poll()
   std::atomic<int64_t> seen_ns_{0};       // running_ns(): the latest steady-clock reading
   std::atomic<int64_t> frozen_ns_{0};     // running_ns(): time the process was frozen
@@ -77,7 +89,10 @@ class Watchdog {
 // Arms a watchdog for the lifetime of a scope.
 class WatchdogScope {
  public:
-  WatchdogScope(Watchdog& w, const char* op, int64_t step) : w_(w) { w_.arm(op, step); }
+  WatchdogScope(Watchdog& w, const char* op, int64_t step, AwaitedRanks awaited = AwaitedRanks())
+      : w_(w) {
+    w_.arm(op, step, awaited);
+  }
   ~WatchdogScope() { w_.disarm(); }
 
  private:

@@ -1,6 +1,6 @@
-// Writing a run's profile (collective, after training). Every rank's events and interval
-// names are gathered to rank 0 together with the rank's clock offset against rank 0
-// (ping-pong with the least round trip, Cristian's method), and rank 0 writes into DIR:
+// Writing a run's profile (after training). Every rank's events and interval names are
+// gathered to rank 0 together with the rank's clock offset against rank 0 (ping-pong with
+// the least round trip, Cristian's method; collective), and rank 0 writes into DIR:
 //   trace/rank<R>.json  Chrome trace-event JSON of one rank (process = rank, threads =
 //                       compute and communication), timestamps on rank 0's clock
 //   trace/merged.json   all ranks in one trace
@@ -41,8 +41,18 @@ Stats stats_of(std::vector<double> v);
 // Collective. offsets_ns: this rank's clock minus rank 0's (estimate), in nanoseconds.
 int64_t clock_offset_to_root(const Comm& comm);
 
-TraceSummary write_trace(const Comm& comm, const Profiler& prof, const std::string& dir,
-                         const nlohmann::json& manifest,
-                         const std::map<std::string, LayerWork>& work);
+// Collective: every rank's events, packed, on rank 0 (`packed`, one string a rank); on every
+// rank the total size, by which the others bound their wait while rank 0 writes them.
+struct GatheredTraces {
+  std::vector<std::string> packed;
+  int64_t bytes = 0;
+  int32_t step_name = 0;  // the id of the step interval's name (Profiler::step_name)
+};
+GatheredTraces gather_traces(const Comm& comm, const Profiler& prof);
+
+// Rank 0 alone, no wait: writes the gathered traces into DIR (the files above).
+TraceSummary write_traces(const GatheredTraces& gathered, const std::string& dir,
+                          const nlohmann::json& manifest,
+                          const std::map<std::string, LayerWork>& work);
 
 }  // namespace hpdl

@@ -55,6 +55,9 @@ class RunReport {
   // layers.csv, one log line for the whole iteration, the ceilings in the manifest.
   void efficiency(const RankCeilings& ceilings);
   const nlohmann::json& manifest() const { return manifest_; }
+  // model.h5 from the model's final parameters, before anything else after training (the
+  // profile, the ceilings) can fail; finish() writes it if this was not called.
+  void save_model(Model& model);
   // final_model: the model the run ends with (train.keep) and its test result; confusion:
   // of that evaluation; steps: optimizer updates; peak_rss_mib: per rank.
   void finish(Model& model, const FinalModel& final_model, const ConfusionMatrix& confusion,
@@ -68,6 +71,7 @@ class RunReport {
   nlohmann::json manifest_;
   std::string config_toml_;  // the resolved config, saved with the model
   TrainConfig train_;
+  bool model_saved_ = false;
 };
 
 // Collective: every rank's peak resident memory in MiB, in rank order.

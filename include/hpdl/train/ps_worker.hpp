@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "hpdl/core/host_mirror.hpp"
@@ -61,6 +62,10 @@ class PsWorker {
   const Splits splits_;  // pointers to the caller's splits
   ParamShards& shards_;
   const int index_;  // worker index (rank - servers)
+  // The servers, as the watchdog names them when a one-sided wait on them expires; the
+  // first worker reports (one line a job).
+  const std::string servers_name_;
+  const AwaitedRanks on_servers_;
   ShardPlan plan_;
   // Its step: the schedule over its own steps; the optimizer (SGD without momentum: the
   // config was checked) keeps it learning between pulls.
