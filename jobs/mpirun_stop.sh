@@ -21,18 +21,66 @@ set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/hpdl-mpirun.XXXXXX")
 mca=(--mca orte_tmpdir_base "$scratch" --mca btl_vader_backing_directory "$scratch")
 case " $* " in
-  *" --hostfile "* | *" --machinefile "* | *" --host "* | *" -H "*) mca=() ;;
+  *" --hostfile "* | *" --machinefile "* | *" --host "* | *" -H "*)
+    # Several hosts: a host whose link goes down sends nothing, not even a reset, and
+    # mpirun would wait for its daemon for good (the default TCP keepalive notices after
+    # 300 + 9 x 20 s). Probed after 5 s of silence, every 2 s, given up after 3 misses:
+    # mpirun ends the job 5 to 11 s after the link went down. A user's own setting wins.
+    mca=()
+    for k in time:5 intvl:2 probes:3; do
+      var=OMPI_MCA_oob_tcp_keepalive_${k%%:*}
+      [ -n "${!var:-}" ] || [[ " $* " == *" oob_tcp_keepalive_${k%%:*} "* ]] ||
+        mca+=(--mca "oob_tcp_keepalive_${k%%:*}" "${k#*:}")
+    done ;;
 esac
-setsid mpirun ${mca[@]+"${mca[@]}"} "$@" </dev/null &
+# mpirun's own report of a lost host (a dozen lines) becomes one line naming the host, and
+# none when hpdl has already said how the job ended.
+mkfifo "$scratch/stderr"
+awk '
+  /^hpdl: error:/ { said = 1 }
+  lost && /Remote daemon:/ { host = $NF }
+  lost && /^-+$/ {
+    if (!said) print "hpdl: error: mpirun lost the connection to host " host \
+      " (its link is down or it stopped) and ended the job"
+    lost = 0; said = 1; fflush(); next
+  }
+  lost { next }
+  held && /^ORTE has lost communication with a remote daemon/ { lost = 1; held = ""; next }
+  held { print held; held = "" }
+  /^-+$/ { held = $0; next }
+  { print; fflush() }
+  END { if (held) print held }' <"$scratch/stderr" >&2 &
+filter=$!
+setsid mpirun ${mca[@]+"${mca[@]}"} "$@" </dev/null 2>"$scratch/stderr" &
 pid=$!
 stop() { kill -USR1 "$pid" 2>/dev/null; }
 trap stop TERM INT HUP
-# `wait` returns early (128 + signal) when a trapped signal arrives: wait until mpirun itself
-# has ended, then take its status (bash keeps it for an ended child).
+# Until mpirun has ended (polled: a trapped signal must not end the wait). Once the ranks it
+# started on this host have all ended, an mpirun still up 6 s later (it takes 2 s to end a
+# job whose rank failed: SIGCONT, SIGTERM, SIGKILL a second apart) waits for a daemon
+# behind a dead link (its messages are retransmitted for a quarter of an hour), and the
+# job is over: it is ended here (exit 1; hpdl's ranks have said why).
+local_ranks() {  # mpirun's children that are not the agents starting remote daemons
+  local c
+  for c in $(pgrep -P "$pid"); do grep -qa orted "/proc/$c/cmdline" 2>/dev/null || echo "$c"; done
+}
+seen=0 gone_at=""
 while kill -0 "$pid" 2>/dev/null; do
-  wait "$pid"
+  sleep 0.5 & wait $! 2>/dev/null  # a trapped signal (the stop) cuts it short
+  if [ -n "$(local_ranks)" ]; then seen=1 gone_at=""; continue; fi
+  [ "$seen" = 1 ] || continue
+  gone_at=${gone_at:-$SECONDS}
+  if [ $((SECONDS - gone_at)) -ge 6 ] && kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    wait "$filter" 2>/dev/null
+    echo "hpdl: mpirun was still waiting for a host it cannot reach 6 s after the ranks here ended: ended it" >&2
+    rm -rf "$scratch"
+    exit 1
+  fi
 done
 wait "$pid"
 rc=$?
+wait "$filter" 2>/dev/null
 rm -rf "$scratch"
 exit $rc
