@@ -23,6 +23,8 @@ echo "$version" | grep -Eq '^hpdl [0-9]+\.[0-9]+\.[0-9]+ ' || { echo "FAIL: vers
 module list 2>&1 | grep -q "hpdl/" || { echo "FAIL: module list"; exit 1; }
 [ "${OMPI_MCA_odls_base_sigkill_timeout:-}" = 10 ] ||
   { echo "FAIL: the module does not lengthen mpirun's kill grace"; exit 1; }
+[ "${OMPI_MCA_oob_tcp_keepalive_time:-}/${OMPI_MCA_oob_tcp_keepalive_intvl:-}/${OMPI_MCA_oob_tcp_keepalive_probes:-}" = 5/2/3 ] ||
+  { echo "FAIL: the module does not set mpirun's TCP keepalive (a dead host would go unnoticed)"; exit 1; }
 echo "module load hpdl: $version from $prefix/bin (HPDL_JOBS=$HPDL_JOBS)"
 module unload hpdl
 [ "$(command -v hpdl)" != "$prefix/bin/hpdl" ] || { echo "FAIL: module unload left hpdl on PATH"; exit 1; }
