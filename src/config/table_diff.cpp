@@ -15,7 +15,13 @@ std::string shown(const toml::node* n) {
   if (!n) return "nothing";
   if (n->is_table()) return "a table";
   if (n->is_array()) return std::to_string(n->as_array()->size()) + " entries";
-  if (n->is_string()) return "\"" + *n->value<std::string>() + "\"";  // as a config spells it
+  if (n->is_string()) {  // as a config spells it (built in steps: GCC 12 warns falsely on
+                         // "\"" + s, -Wrestrict, and the arm64 build fails on warnings)
+    std::string quoted(1, '"');
+    quoted += *n->value<std::string>();
+    quoted += '"';
+    return quoted;
+  }
   std::ostringstream s;
   n->visit([&](const auto& v) { s << v; });
   return s.str();
