@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The oneDNN convolution's two activation layouts side by side, per conv layer of the
-# presets: forward + backward ms with the blocked layout and with NHWC (HPDL_CONV_LAYOUT
+# presets: forward + backward ms with the blocked layout and with NHWC (run.kernels.conv_layout
 # forcing each, alternated ROUNDS times, medians of `hpdl time --synthetic`), the faster,
 # and what the built-in rule picks (onednn_conv.cpp). ISAS caps oneDNN's instruction set
 # (ONEDNN_MAX_CPU_ISA) to measure, on one machine, what an older CPU would run: AVX2 for an
@@ -23,8 +23,8 @@ models=("lenet_fashion_mnist -n 10" "alexnet --warmup 1 --set train.batch=32 -n 
 measure() {  # layout model args...
   local layout=$1 model=$2
   shift 2
-  HPDL_CONV_LAYOUT=$layout OMP_NUM_THREADS=$(nproc) "$hpdl" time "inputs/$model.toml" --synthetic \
-    "$@" --no-ceilings | awk '$2 == "conv2d" {print $1, $3 + $5}
+  OMP_NUM_THREADS=$(nproc) "$hpdl" time "inputs/$model.toml" --synthetic \
+    --set run.kernels.conv_layout="$layout" "$@" --no-ceilings | awk '$2 == "conv2d" {print $1, $3 + $5}
       $2 == "chose" {print "choice", $1, $3}
       /; iteration/ {sub(/.*; iteration /, ""); print "iteration", $1}'
 }

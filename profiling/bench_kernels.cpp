@@ -157,9 +157,12 @@ void BM_Conv(benchmark::State& state) {
 BENCHMARK(BM_Conv)->Args({1, 64, 20, 14, 50, 5, 2})->Unit(benchmark::kMillisecond);
 
 // Max pooling 2x2/2 forward + backward on LeNet's first pooling input (args: backend
-// 0 reference / 1 onednn factory; set HPDL_ONEDNN_POOL=1 to force oneDNN's own pooling).
+// 0 reference / 1 onednn factory / 2 onednn with run.kernels.pool = "onednn": oneDNN's own).
 void BM_MaxPool(benchmark::State& state) {
-  auto kernels = make_kernel_factory(state.range(0) ? "onednn" : "reference");
+  KernelChoices choices;
+  if (state.range(0) == 2) choices.pool = PoolChoice::kOneDnn;
+  auto kernels =
+      make_kernel_factory(state.range(0) ? "onednn" : "reference", 0, Precision::kF32, choices);
   const PoolDims d{64, 20, 28, 28, 2, 2};
   auto k = kernels->max_pool(d);
   auto x = filled(64 * 20 * 28 * 28), dx = x, y = filled(64 * 20 * 14 * 14);
@@ -169,7 +172,7 @@ void BM_MaxPool(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * d.batch);
 }
-BENCHMARK(BM_MaxPool)->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MaxPool)->Arg(1)->Arg(2)->Arg(0)->Unit(benchmark::kMicrosecond);
 
 // The memory-bound passes of a step against a copy of the same bytes (#32: "at memory
 // bandwidth"). Each benchmark counts the bytes its pass must move at least (every input

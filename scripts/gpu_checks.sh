@@ -9,7 +9,7 @@
 # har_gpu_cpu trains HAR 2x2 on the GPU and on the CPU (losses within 1 %); time_tables is
 # hpdl's per-layer tables of LeNet, AlexNet and HAR 2x2 h128 on the GPU (hpdl time
 # --overhead), and HAR's step beside it with its LSTM loops as CUDA graphs of their steps
-# (HPDL_CUDA_LSTM_SEQUENCE=0) and launched step by step (HPDL_CUDA_GRAPHS=0 as well).
+# (run.kernels.cuda_lstm_sequence = false) and launched step by step (cuda_graphs = false too).
 # Usage: [STEPS="..."] scripts/gpu_checks.sh LOGDIR [EPOCHS]   (EPOCHS for bench_gpu.sh, default 3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -79,9 +79,9 @@ time_tables() {
       --overhead &&
     build/hpdl time inputs/har_2x2.toml --synthetic --set model.layers.1.hidden=128 "${gpu[@]}" -n 20 \
       --warmup 3 --overhead &&
-    for off in HPDL_CUDA_LSTM_SEQUENCE "HPDL_CUDA_LSTM_SEQUENCE HPDL_CUDA_GRAPHS"; do
-      echo "with ${off// /=0 }=0:"
-      env $(printf '%s=0 ' $off) build/hpdl time inputs/har_2x2.toml --synthetic \
+    for off in cuda_lstm_sequence "cuda_lstm_sequence cuda_graphs"; do
+      echo "with run.kernels.${off// /, } = false:"
+      build/hpdl time inputs/har_2x2.toml --synthetic $(printf -- '--set run.kernels.%s=false ' $off) \
         --set model.layers.1.hidden=128 "${gpu[@]}" -n 20 --warmup 3 --no-ceilings |
         grep -E '^(res|loss)' || return 1
     done

@@ -22,8 +22,9 @@ SECTIONS = {"run", "data", "model", "optimizer", "train", "checkpoint", "distrib
 
 def parser_keys(root):
     keys = set()
-    for f in ("src/config/config.cpp", "src/builder/builder.cpp"):
-        keys |= set(re.findall(r'get_[a-z_]*\("([a-z_0-9]+)"', open(os.path.join(root, f)).read()))
+    for f in ("src/config/config.cpp", "src/config/kernel_choices.cpp", "src/builder/builder.cpp"):
+        text = open(os.path.join(root, f)).read()
+        keys |= set(re.findall(r'(?:get_[a-z_]*|read|read_bool)\("([a-z_0-9]+)"', text))
     return keys
 
 

@@ -1,10 +1,10 @@
-// The kernels' private scratch (kernels/aligned_floats.hpp) starts on a cache line whatever
+// The kernels' private scratch (kernels/cpu/aligned_floats.hpp) starts on a cache line whatever
 // its size, when first sized and after it grows; its contents survive growth like a vector's.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "aligned_floats.hpp"
+#include "cpu/aligned_floats.hpp"
 
 namespace hpdl {
 namespace {

@@ -11,6 +11,7 @@
 
 #include "hpdl/kernels/kernels.hpp"
 #include "hpdl/kernels/vector_ops.hpp"
+#include "kernel_env.hpp"
 #include "random_values.hpp"
 
 namespace hpdl {
@@ -124,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, VectorOpsParity, ::testing::Values(int64_t{7}, i
 class LossDropoutParity : public ::testing::TestWithParam<int64_t> {
  protected:
   std::unique_ptr<KernelFactory> ref = make_reference_kernels();
-  std::unique_ptr<KernelFactory> cpu = make_onednn_kernels();
+  std::unique_ptr<KernelFactory> cpu = onednn_kernels();
   int64_t rows = GetParam(), cols = 300;
 };
 

@@ -10,6 +10,7 @@
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "kernel_env.hpp"
 #include "kernel_passes.hpp"
 #include "random_values.hpp"
 
@@ -28,7 +29,7 @@ class Bf16Kernels : public ::testing::Test {
  protected:
   void SetUp() override {
     try {
-      bf16 = make_onednn_kernels(Precision::kBf16);
+      bf16 = onednn_kernels(Precision::kBf16);
     } catch (const Error& e) {
       GTEST_SKIP() << e.what();
     }
@@ -114,12 +115,13 @@ TEST(Bf16Refusals, OtherBackendsAndNamesAreRefused) {
                  "run.precision = \"bf16\" needs run.backend = \"onednn\" (the reference backend "
                  "computes in f32)");
   }
-  if (gemm_library("onednn") == "OpenBLAS") {  // the HPDL_GEMM=blas run of these tests
+  if (onednn_gemm() == "OpenBLAS") {  // the HPDL_GEMM=blas run of these tests
     try {
-      make_onednn_kernels(Precision::kBf16);
-      FAIL() << "bf16 with HPDL_GEMM=blas accepted";
+      onednn_kernels(Precision::kBf16);
+      FAIL() << "bf16 with run.kernels.gemm = blas accepted";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("HPDL_GEMM = \"blas\""), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("run.kernels.gemm = \"blas\""), std::string::npos)
+          << e.what();
     }
   }
 }

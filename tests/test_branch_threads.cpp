@@ -15,6 +15,7 @@
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/nn/recurrent.hpp"
+#include "kernel_env.hpp"
 #include "omp_threads.hpp"
 
 using namespace hpdl;
@@ -70,7 +71,7 @@ std::unique_ptr<Model> har_like(const std::string& backend, int groups, bool cop
   ls.push_back(std::make_unique<LastStep>());
   ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
   for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-  auto m = std::make_unique<Model>(std::move(ls), Shape{{8, 6, 5}}, make_kernel_factory(backend));
+  auto m = std::make_unique<Model>(std::move(ls), Shape{{8, 6, 5}}, test_kernels(backend));
   m->init_params(5);
   return m;
 }
@@ -154,7 +155,7 @@ void expect_error_on_two_threads(std::unique_ptr<Layer> layer) {
   layer->set_name("top");
   std::vector<std::unique_ptr<Layer>> ls;
   ls.push_back(std::move(layer));
-  Model m(std::move(ls), Shape{{2, 2}}, make_kernel_factory("onednn"));
+  Model m(std::move(ls), Shape{{2, 2}}, test_kernels("onednn"));
   m.init_params(1);
   EXPECT_THROW(m.forward(Pass{}), Error);
 }

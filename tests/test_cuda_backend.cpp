@@ -14,6 +14,7 @@
 #include "hpdl/kernels/kernels.hpp"
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/recurrent.hpp"
+#include "kernel_env.hpp"
 #include "random_values.hpp"
 
 namespace hpdl {
@@ -36,7 +37,7 @@ class CudaParity : public ::testing::Test {
   void SetUp() override {
     if (!cuda_backend_built()) GTEST_SKIP() << "no CUDA device: this hpdl was built without CUDA";
     try {
-      cuda = make_kernel_factory("cuda");
+      cuda = test_kernels("cuda");
     } catch (const Error& e) {
       GTEST_SKIP() << e.what();  // "... no CUDA device (the runtime's reason)"
     }

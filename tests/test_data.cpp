@@ -17,6 +17,7 @@
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/sampler.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "kernel_env.hpp"
 
 using namespace hpdl;
 namespace fs = std::filesystem;
@@ -227,9 +228,9 @@ TEST(Reader, NormalizeRefusesStatisticsThatAreNotUsable) {
     }
   };
   refuses_each("denormals as the process found them");
-  // A CPU backend flushes denormals on this thread (src/kernels/denormals.hpp): the tiny std
+  // A CPU backend flushes denormals on this thread (src/kernels/cpu/denormals.hpp): the tiny std
   // must still be found, and printed with its value, not as 0.
-  auto kernels = make_kernel_factory("reference");
+  auto kernels = test_kernels("reference");
   refuses_each("denormals flushed to zero");
 }
 

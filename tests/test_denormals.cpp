@@ -1,13 +1,14 @@
 // The CPU backends flush denormal floats to zero on every thread they compute on
-// (src/kernels/denormals.hpp): a dense layer over denormal inputs gives exactly zero on both,
+// (src/kernels/cpu/denormals.hpp): a dense layer over denormal inputs gives exactly zero on both,
 // so the oneDNN and reference backends still agree.
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <vector>
 
-#include "denormals.hpp"
+#include "cpu/denormals.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "kernel_env.hpp"
 
 using namespace hpdl;
 
@@ -23,7 +24,7 @@ class Denormals : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Denormals, EveryThreadOfTheBackendFlushesThem) {
   if (!kCanFlush) GTEST_SKIP() << "no flush-to-zero control on this CPU";
-  auto kernels = make_kernel_factory(GetParam());
+  auto kernels = test_kernels(GetParam());
   int flushing = 0, threads = 0;
 #pragma omp parallel reduction(+ : flushing, threads)
   {
@@ -36,7 +37,7 @@ TEST_P(Denormals, EveryThreadOfTheBackendFlushesThem) {
 
 TEST_P(Denormals, ADenseLayerReadsThemAsZero) {
   if (!kCanFlush) GTEST_SKIP() << "no flush-to-zero control on this CPU";
-  auto kernels = make_kernel_factory(GetParam());
+  auto kernels = test_kernels(GetParam());
   const DenseDims d{4, 64, 8};
   // 1e-39 is denormal; 64 of them times 1 would sum to 6.4e-38, a normal float.
   std::vector<float> x(size_t(d.batch * d.in), 1e-39f), w(size_t(d.in * d.out), 1.0f);

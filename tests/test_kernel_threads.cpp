@@ -8,12 +8,12 @@
 #include <memory>
 #include <vector>
 
-#include "blas_gemm.hpp"
 #include "hpdl/core/rng.hpp"
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/model.hpp"
+#include "kernel_env.hpp"
 #include "omp_threads.hpp"
-#include "onednn_step.hpp"
+#include "onednn/primitive.hpp"
 
 using namespace hpdl;
 
@@ -25,8 +25,7 @@ std::unique_ptr<Model> mlp(const std::string& backend, int64_t batch, int64_t wi
   ls.push_back(std::make_unique<ActivationLayer>(Activation::kTanh));
   ls.push_back(std::make_unique<Dense>(10, Init::kGlorotUniform));
   for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-  auto m =
-      std::make_unique<Model>(std::move(ls), Shape{{batch, 784}}, make_kernel_factory(backend));
+  auto m = std::make_unique<Model>(std::move(ls), Shape{{batch, 784}}, test_kernels(backend));
   m->init_params(3);
   return m;
 }
@@ -49,7 +48,8 @@ class KernelThreads : public ::testing::Test {
 TEST_F(KernelThreads, ASmallStepRunsOnOneThreadAndLeavesTheRanksThreads) {
   auto m = mlp("onednn", 32, 64);  // the MLP preset's first layers: about 10 MFLOP a step
   EXPECT_LT(m->step_flop(), Model::kOneThreadBelowFlop);
-  EXPECT_EQ(m->one_thread(), !use_blas_gemm());  // HPDL_GEMM=blas: OpenBLAS keeps its threads
+  EXPECT_EQ(m->one_thread(),
+            onednn_gemm() == "oneDNN");  // HPDL_GEMM=blas: OpenBLAS keeps its threads
   step(*m);
   EXPECT_EQ(omp_get_max_threads(), 2);
 }
@@ -83,7 +83,7 @@ TEST_F(KernelThreads, TheCapHoldsWhileAKernelIsBuiltAndIsUndoneAfter) {
     inside = omp_get_max_threads();
   }
   EXPECT_EQ(inside, omp_get_max_threads());
-  onednn::Backend be;
+  onednn::Engine be;
   be.kernel_threads = 1;
   EXPECT_EQ(onednn::build(be, "probe", [] { return omp_get_max_threads(); }), 1);
   EXPECT_EQ(omp_get_max_threads(), 2);

@@ -13,6 +13,7 @@
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/nn/model.hpp"
 #include "hpdl/nn/recurrent.hpp"
+#include "kernel_env.hpp"
 #include "omp_threads.hpp"
 
 using namespace hpdl;
@@ -55,7 +56,7 @@ void gradient_check(const std::string& backend, std::function<std::unique_ptr<La
     g.emplace_back(grads.data() + off, s.size);
     off += s.size;
   }
-  auto kernels = make_kernel_factory(backend);
+  auto kernels = test_kernels(backend);
   layer->bind(p, g, *kernels);
 
   std::vector<float> x = random_vec(in.numel(), 2), y(out.numel()), dx(in.numel());
@@ -267,7 +268,7 @@ TEST_P(LayerTest, BatchNormRunningStatisticsServeInference) {
   std::vector<std::span<float>> p, g;
   for (int k = 0; k < 4; ++k)
     p.emplace_back(params.data() + 2 * k, 2), g.emplace_back(grads.data() + 2 * k, 2);
-  auto kernels = make_kernel_factory(GetParam());
+  auto kernels = test_kernels(GetParam());
   bn.bind(p, g, *kernels);
   const auto x = random_vec(in.numel(), 9);
   std::vector<float> y_train(in.numel()), y_infer(in.numel());
@@ -372,8 +373,7 @@ TEST(Parity, LeNetLikeModelReferenceVsOneDnn) {
     ls.push_back(std::make_unique<ActivationLayer>(Activation::kSigmoid));
     ls.push_back(std::make_unique<Dense>(5, Init::kGlorotUniform));
     for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-    auto m =
-        std::make_unique<Model>(std::move(ls), Shape{{4, 3, 12, 12}}, make_kernel_factory(backend));
+    auto m = std::make_unique<Model>(std::move(ls), Shape{{4, 3, 12, 12}}, test_kernels(backend));
     m->init_params(3);
     return m;
   };
@@ -389,8 +389,7 @@ TEST(Lstm, ReverseEqualsForwardOnReversedInputAndForgetBiasInit) {
       std::vector<std::unique_ptr<Layer>> ls;
       ls.push_back(std::make_unique<Lstm>(3, 1.0f, reverse));
       ls[0]->set_name("lstm");
-      auto m =
-          std::make_unique<Model>(std::move(ls), Shape{{2, 5, 4}}, make_kernel_factory(backend));
+      auto m = std::make_unique<Model>(std::move(ls), Shape{{2, 5, 4}}, test_kernels(backend));
       m->init_params(11);
       return m;
     };
@@ -429,7 +428,7 @@ TEST(Parity, SequenceModelReferenceVsOneDnn) {
     ls.push_back(std::make_unique<LastStep>());
     ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
     for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-    auto m = std::make_unique<Model>(std::move(ls), Shape{{4, 7, 9}}, make_kernel_factory(backend));
+    auto m = std::make_unique<Model>(std::move(ls), Shape{{4, 7, 9}}, test_kernels(backend));
     m->init_params(5);
     return m;
   };
@@ -451,8 +450,7 @@ TEST(Parity, ManyRowWeightGradientsReferenceVsOneDnn) {
     ls.push_back(std::make_unique<LastStep>());
     ls.push_back(std::make_unique<Dense>(3, Init::kGlorotUniform));
     for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-    auto m =
-        std::make_unique<Model>(std::move(ls), Shape{{64, 70, 6}}, make_kernel_factory(backend));
+    auto m = std::make_unique<Model>(std::move(ls), Shape{{64, 70, 6}}, test_kernels(backend));
     m->init_params(7);
     return m;
   };
@@ -465,12 +463,12 @@ TEST(Parity, ManyRowWeightGradientsReferenceVsOneDnn) {
     expect_backends_agree(*ref, *dnn, 23, 1e-5);
     if (threads == 1) {
       EXPECT_EQ(dnn->layer(1).kernel_choice(), "weight and input gradients a step at a time");
-    } else if (gemm_library("onednn") == "oneDNN") {  // not under HPDL_GEMM=blas
+    } else if (onednn_gemm() == "oneDNN") {  // not under HPDL_GEMM=blas
       EXPECT_EQ(dnn->layer(1).kernel_choice(),
                 "input weights: weight gradient as (x^T dy)^T; recurrent weights: weight "
                 "gradient as (x^T dy)^T");
     }
-    if (gemm_library("onednn") == "oneDNN") {
+    if (onednn_gemm() == "oneDNN") {
       EXPECT_EQ(dnn->layer(0).kernel_choice(), "weight gradient as (x^T dy)^T");
       EXPECT_EQ(dnn->layer(3).kernel_choice(), "");  // 64 rows: dy^T x
     }
@@ -487,7 +485,7 @@ TEST(Parity, ManyRowWeightGradientsReferenceVsOneDnn) {
 std::unique_ptr<Model> model_ready_for_backward(std::vector<std::unique_ptr<Layer>> ls,
                                                 const Shape& input, const std::string& backend) {
   for (size_t i = 0; i < ls.size(); ++i) ls[i]->set_name("l" + std::to_string(i));
-  auto m = std::make_unique<Model>(std::move(ls), input, make_kernel_factory(backend));
+  auto m = std::make_unique<Model>(std::move(ls), input, test_kernels(backend));
   m->init_params(1);
   const auto x = random_vec(m->input_shape().numel(), 4);
   std::copy(x.begin(), x.end(), m->input_host());
@@ -518,7 +516,7 @@ TEST(Contract, BackwardAccumulatesParameterGradients) {
 // One batch's gradient without zeroing first (what a training step takes): the layers that
 // can write their parameter gradients (dense layers on oneDNN: the small-batch product and
 // the many-row one, its weight gradient transposed) write them, the others' are zeroed just
-// before their backward (also a convolution that reads the pool after it row by row) and
+// before their backward (also a one-channel convolution in NHWC before a pool) and
 // added to; a layer with branches leaves both to its branches' chains. Whatever grads()
 // held before, backward_fresh gives what zero_grads + backward gives, on every CPU backend,
 // and twice in a row the same (nothing added to the last).
@@ -539,7 +537,7 @@ TEST(Contract, BackwardFreshWritesOneBatchsGradient) {
          return ls;
        }},
       {Shape{{2, 1, 8, 8}},
-       [] {  // conv1's weight gradient reads the pool's input gradient by rows (oneDNN)
+       [] {  // conv1's weight gradient by hpdl's one-channel kernel (oneDNN, NHWC)
          std::vector<std::unique_ptr<Layer>> ls;
          ls.push_back(std::make_unique<Conv2d>(20, 3, 1, 1));
          ls.push_back(std::make_unique<ActivationLayer>(Activation::kRelu));
@@ -576,7 +574,7 @@ TEST(Contract, BackwardFreshWritesOneBatchsGradient) {
       }
       const bool dense_writes = m.layer(m.num_layers() - 1).writes_param_grads();
       // oneDNN's matmul writes; under HPDL_GEMM=blas the dense product is OpenBLAS's, which adds.
-      EXPECT_EQ(dense_writes, backend == "onednn" && gemm_library("onednn") == "oneDNN") << backend;
+      EXPECT_EQ(dense_writes, backend == "onednn" && onednn_gemm() == "oneDNN") << backend;
     }
   }
 }

@@ -1,5 +1,5 @@
 // An LSTM layer on the oneDNN backend (its per-step products with the recurrent weights as
-// panel products, src/kernels/panel_gemm.hpp, in tiles of 6 or 12 rows): a sample's numbers
+// panel products, src/kernels/cpu/panel_gemm.hpp, in tiles of 6 or 12 rows): a sample's numbers
 // do not depend on the threads, nor (beyond rounding) on where in the batch it sits or how
 // many samples the batch has; and they agree with the reference backend's.
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 
 #include "hpdl/nn/model.hpp"
 #include "hpdl/nn/recurrent.hpp"
+#include "kernel_env.hpp"
 #include "omp_threads.hpp"
 #include "random_values.hpp"
 
@@ -31,7 +32,7 @@ Outcome run_lstm(const std::string& backend, int64_t first, int64_t batch, bool 
   std::vector<std::unique_ptr<Layer>> ls;
   ls.push_back(std::make_unique<Lstm>(kHidden, 1.0f, reverse));
   ls.back()->set_name("lstm");
-  Model m(std::move(ls), Shape{{batch, kSteps, kChannels}}, make_kernel_factory(backend));
+  Model m(std::move(ls), Shape{{batch, kSteps, kChannels}}, test_kernels(backend));
   m.init_params(3);
   const int64_t in = kSteps * kChannels, out = kSteps * kHidden;
   const auto x = uniform_values(64 * in, 8, 71), dy = uniform_values(64 * out, 9, 71);

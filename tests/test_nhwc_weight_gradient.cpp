@@ -1,4 +1,4 @@
-// hpdl's NHWC weight gradient for several input channels (src/kernels/nhwc_weight_gradient.hpp)
+// hpdl's NHWC weight gradient for several input channels (src/kernels/cpu/nhwc_weight_gradient.hpp)
 // against sums in double, on shapes that reach each of its paths whatever the vector width:
 // output channels in whole vectors, in vectors and a few left over (window tiles), fewer
 // than a vector, and left over where a padded vector is cheaper; window rows of fewer floats
@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "cpu/nhwc_weight_gradient.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "kernel_env.hpp"
 #include "kernel_passes.hpp"
-#include "nhwc_weight_gradient.hpp"
 #include "random_values.hpp"
 
 using namespace hpdl;
@@ -102,11 +103,11 @@ TEST(NhwcWeightGradient, RepeatsItsBits) {
 }
 
 TEST(NhwcWeightGradient, OneDnnBackendPicksItWhereBlocksAreEight) {
-  if (gemm_library("onednn") != "oneDNN") GTEST_SKIP() << "HPDL_GEMM=blas: no oneDNN convolution";
+  if (onednn_gemm() != "oneDNN") GTEST_SKIP() << "HPDL_GEMM=blas: no oneDNN convolution";
 #if !defined(__x86_64__)
   GTEST_SKIP() << "the rule applies on x86-64 only (elsewhere: blocked, oneDNN's choice)";
 #endif
-  const std::string choice = make_onednn_kernels()->conv({2, 20, 14, 14, 50, 5, 1, 2})->choice();
+  const std::string choice = onednn_kernels()->conv({2, 20, 14, 14, 50, 5, 1, 2})->choice();
   const bool avx512 = choice.find("avx512") != std::string::npos;
   EXPECT_EQ(choice.find("weights hpdl's NHWC kernel") != std::string::npos, !avx512) << choice;
 }

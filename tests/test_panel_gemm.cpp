@@ -1,4 +1,4 @@
-// The panel product and the sums of outer products (src/kernels/panel_gemm.hpp) against
+// The panel product and the sums of outer products (src/kernels/cpu/panel_gemm.hpp) against
 // products in double (a stricter oracle than the reference backend's float loops) for
 // every remainder of rows and columns a tile can meet; a row's result does not depend on
 // the other rows or the threads; the LSTM's per-step products on the oneDNN backend
@@ -9,12 +9,13 @@
 #include <cmath>
 #include <vector>
 
+#include "cpu/panel_gemm.hpp"
+#include "cpu/vector_width.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "kernel_env.hpp"
 #include "kernel_passes.hpp"
 #include "omp_threads.hpp"
-#include "panel_gemm.hpp"
 #include "random_values.hpp"
-#include "vector_width.hpp"
 
 using namespace hpdl;
 
@@ -121,8 +122,8 @@ TEST(PanelGemm, OuterProductSumsEveryTileRemainderAgainstDouble) {
 // dWh += d_s^T h_{s-1} (none at the first step), dWx += d_s^T x_s, db += d_s's column sums,
 // dx_s = d_s wx, with the steps' rows of x and dx a sequence of three steps apart.
 TEST(RecurrentProduct, OneDnnGradientsByStepAgainstDouble) {
-  EXPECT_FALSE(make_kernel_factory("reference")->recurrent_product({7, 5, 3})->gradients_by_step());
-  auto fast = make_kernel_factory("onednn");
+  EXPECT_FALSE(test_kernels("reference")->recurrent_product({7, 5, 3})->gradients_by_step());
+  auto fast = test_kernels("onednn");
   {
     OmpThreads one(1);
     EXPECT_TRUE(fast->recurrent_product({13, 32, 32})->gradients_by_step());
@@ -188,8 +189,8 @@ TEST(RecurrentProduct, OneDnnGradientsByStepAgainstDouble) {
 }
 
 TEST(RecurrentProduct, OneDnnPanelsAgreeWithTheReferenceDense) {
-  auto ref = make_kernel_factory("reference");
-  auto fast = make_kernel_factory("onednn");
+  auto ref = test_kernels("reference");
+  auto fast = test_kernels("onednn");
   const ValuesFn values = [](int64_t n, uint64_t seed) { return uniform_values(n, seed, 70); };
   // The last one large enough for the rank's threads to share it.
   for (const RecurrentDims d :

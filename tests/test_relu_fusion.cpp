@@ -13,6 +13,7 @@
 #include "hpdl/core/rng.hpp"
 #include "hpdl/nn/chain.hpp"
 #include "hpdl/nn/layers.hpp"
+#include "kernel_env.hpp"
 #include "random_values.hpp"
 
 using namespace hpdl;
@@ -43,7 +44,7 @@ class FusedPool : public ::testing::TestWithParam<PoolCase> {};
 
 TEST_P(FusedPool, EqualsReluLayerThenPool) {
   const PoolCase c = GetParam();
-  auto kernels = make_kernel_factory(c.backend);
+  auto kernels = test_kernels(c.backend);
   ActivationLayer act(Activation::kRelu);
   MaxPool2d pool(c.kernel, c.stride), fused(c.kernel, c.stride);
   act.set_name("relu"), pool.set_name("pool"), fused.set_name("fused");
@@ -91,7 +92,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(ReluFusion, DenseWithTheReluAfterItEqualsDenseThenRelu) {
   for (const std::string backend : {"reference", "onednn"}) {
-    auto kernels = make_kernel_factory(backend);
+    auto kernels = test_kernels(backend);
     const int64_t N = 6, I = 10, O = 9;
     Dense dense(O, Init::kGlorotUniform), fused(O, Init::kGlorotUniform);
     ActivationLayer act(Activation::kRelu);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 
+#include "hpdl/config/kernel_choices.hpp"
 #include "hpdl/config/table_reader.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/nn/batch_norm.hpp"
@@ -157,18 +158,26 @@ const LayerKind& layer_kind(const LayerConfig& lc) {
 
 }  // namespace
 
-std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
-                                   const std::string& backend, int local_rank,
-                                   const std::string& precision) {
+std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch, const RunConfig& run,
+                                   int local_rank) {
   // The layers are read first: a bad config is named before any backend (a GPU) starts.
   return build_model(cfg, batch, [&] {
-    return make_kernel_factory(backend, local_rank, parse_precision(precision));
+    return make_kernel_factory(run.backend, local_rank, parse_precision(run.precision),
+                               run.kernels);
   });
 }
 
-std::string backend_unavailable(const std::string& backend, const std::string& precision) {
+std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
+                                   const std::string& backend) {
+  RunConfig run;
+  run.backend = backend;
+  run.kernels = kernel_choices_from_environment();
+  return build_model(cfg, batch, run);
+}
+
+std::string backend_unavailable(const RunConfig& run) {
   try {
-    make_kernel_factory(backend, 0, parse_precision(precision));
+    make_kernel_factory(run.backend, 0, parse_precision(run.precision), run.kernels);
     return "";
   } catch (const std::exception& e) {
     return e.what();

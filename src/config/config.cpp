@@ -14,6 +14,7 @@
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/input_file.hpp"
 #include "key_depth.hpp"
+#include "read_kernel_choices.hpp"
 
 namespace hpdl {
 namespace {
@@ -148,6 +149,8 @@ void read_sections(Config& c, const std::string& where, const std::string& path)
     // Every wait for another rank is bounded by it: 0 would mean no bound at all.
     c.run.watchdog_s = r.get_double_above("watchdog_s", c.run.watchdog_s, 0.0, kInf);
     c.run.precision = r.get_string("precision", c.run.precision, {"f32", "bf16"});
+    c.run.kernels =
+        read_kernel_choices(r.get_table("kernels"), where + ": run.kernels", c.run.backend);
     r.finish();
   }
   {

@@ -194,7 +194,7 @@ void H5Split::normalize_channels() {
     if (!std::isfinite(mean[c])) bad("mean", mean[c], "is not finite");
     if (!std::isfinite(stdev[c])) bad("std", stdev[c], "is not finite");
     // A positive denormal std (below 2^-126): 1/std overflows, or is 1/0 where the CPU
-    // backends' threads read denormals as zero (src/kernels/denormals.hpp). There it would
+    // backends' threads read denormals as zero (src/kernels/cpu/denormals.hpp). There it would
     // also compare, and print, as 0, so it is found from its bits and printed from them.
     if (const auto bits = std::bit_cast<uint32_t>(stdev[c]); bits != 0 && bits < 0x00800000u)
       bad("std", std::ldexp(static_cast<double>(bits), -149), "is so small that 1/std overflows");

@@ -1,7 +1,6 @@
 // The one place that maps a backend name (and run.precision) to its kernels. The CUDA
 // backend is compiled in when CMake's HPDL_CUDA found nvcc and cuBLAS (HPDL_HAVE_CUDA, set
 // on this file only); layers never test which backend they run on.
-#include "blas_gemm.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
 
@@ -15,8 +14,8 @@ bool cuda_backend_built() {
 #endif
 }
 
-std::string gemm_library(const std::string& backend) {
-  if (backend == "onednn") return use_blas_gemm() ? "OpenBLAS" : "oneDNN";
+std::string gemm_library(const std::string& backend, const KernelChoices& choices) {
+  if (backend == "onednn") return choices.gemm == GemmChoice::kBlas ? "OpenBLAS" : "oneDNN";
   if (backend == "cuda") return "cuBLAS";
   return "loops";
 }
@@ -41,15 +40,16 @@ std::string block_name(int64_t block, int64_t channels) {
 }
 
 std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank,
-                                                   Precision precision) {
-  if (backend == "onednn") return make_onednn_kernels(precision);
+                                                   Precision precision,
+                                                   const KernelChoices& choices) {
+  if (backend == "onednn") return make_onednn_kernels(precision, choices);
   if (precision != Precision::kF32 && (backend == "reference" || backend == "cuda"))
     throw Error("run.precision = \"" + std::string(precision_name(precision)) +
                 "\" needs run.backend = \"onednn\" (the " + backend + " backend computes in f32)");
   if (backend == "reference") return make_reference_kernels();
   if (backend == "cuda") {
 #ifdef HPDL_HAVE_CUDA
-    return make_cuda_kernels(local_rank);
+    return make_cuda_kernels(local_rank, choices);
 #else
     (void)local_rank;
     throw Error(

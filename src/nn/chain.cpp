@@ -5,23 +5,6 @@
 #include "hpdl/core/memory_check.hpp"
 
 namespace hpdl {
-namespace {
-
-// A layer's input gradient, row by row from its output gradient (Layer::input_grad_row).
-class LayerRows final : public GradientRows {
- public:
-  LayerRows(const Layer& layer, const float* dy) : layer_(layer), dy_(dy) {}
-  void row(int64_t n, int64_t h, float* out, int64_t pixel_stride) const override {
-    layer_.input_grad_row(dy_, n, h, out, pixel_stride);
-  }
-
- private:
-  const Layer& layer_;
-  const float* dy_;
-};
-
-}  // namespace
-
 Chain::Chain(std::vector<std::unique_ptr<Layer>> layers) : layers_(std::move(layers)) {}
 
 Shape Chain::setup(const Shape& in) {
@@ -100,45 +83,10 @@ void Chain::bind(const std::vector<std::span<float>>& p, const std::vector<std::
     if (!layers_[i]->writes_param_grads()) zeroed_grads_[i] = all;
   }
   agree_layouts(kernels);
-  pair_row_readers();
-}
-
-// Each layer that gives its input gradient by rows, and the nearest computing layer before it
-// (past views) if that one can read its output gradient so (Layer::gives_input_grad_rows).
-void Chain::pair_row_readers() {
-  const size_t n = layers_.size();
-  row_giver_.assign(n, kNoLayer);
-  row_reader_.assign(n, kNoLayer);
-  for (size_t i = 1; i < n; ++i) {
-    if (!layers_[i]->gives_input_grad_rows()) continue;
-    size_t j = i - 1;
-    while (j > 0 && layers_[j]->is_view()) --j;
-    if (layers_[j]->is_view() || !layers_[j]->takes_output_grad_rows()) continue;
-    row_giver_[j] = i, row_reader_[i] = j;
-    layers_[i]->backward_read_by(layers_[j]->name());
-    layers_[j]->backward_reads(layers_[i]->name());
-  }
-}
-
-bool Chain::reads_rows(size_t j, bool input_grad) const {
-  return j < row_giver_.size() && row_giver_[j] != kNoLayer &&
-         !layer_writes_input_grad(j, input_grad);
 }
 
 LayerWork Chain::layer_work(size_t i, bool input_grad) const {
-  LayerWork w = layers_[i]->work(layer_writes_input_grad(i, input_grad));
-  if (i < row_reader_.size() && row_reader_[i] != kNoLayer &&
-      reads_rows(row_reader_[i], input_grad))
-    w.backward = {};  // done inside the reader's backward
-  if (reads_rows(i, input_grad)) {
-    // The giver's backward too, reading its output gradient and window places (a float and
-    // an int each) instead of the gradient between the two.
-    const size_t g = row_giver_[i];
-    const double between = double(shapes_[g].numel()), out = double(shapes_[g + 1].numel());
-    w.backward.flops += layers_[g]->work(true).backward.flops;
-    w.backward.bytes += sizeof(float) * (2 * out - between);
-  }
-  return w;
+  return layers_[i]->work(layer_writes_input_grad(i, input_grad));
 }
 
 // Each activation that a layer writes in a native block and the next layer (past layers
@@ -221,21 +169,13 @@ void Chain::backward(const float* x, const float* dy, float* dx, const Pass& pas
                : layers_[i - 1]->is_view()                ? dact_[i - 1]
                                                           : dact_store_[i].data();
   dact_[n] = const_cast<float*>(dy);  // the last layer only reads it
-  const bool input_grad = dx != nullptr;
   for (size_t i = n; i-- > 0;) {
-    // A backward read by the layer before runs inside that one's (its trace row stays, empty).
-    const bool read_later = row_reader_[i] != kNoLayer && reads_rows(row_reader_[i], input_grad);
     if (dact_[i] || spec_counts_[i] > 0) {  // else: nothing to write
       DeviceScope timed(profiler_, profiler_ ? bwd_ids_[i] : 0);
       DeviceRange named(*device_, bwd_ranges_[i].c_str());
       if (pass.write_param_grads && !zeroed_grads_[i].empty())
         device_->zero(zeroed_grads_[i].data(), zeroed_grads_[i].size_bytes());
-      if (reads_rows(i, input_grad)) {
-        const size_t g = row_giver_[i];
-        layers_[i]->backward_from_rows(act_[i], LayerRows(*layers_[g], dact_[g + 1]), pass);
-      } else if (!read_later) {
-        layers_[i]->backward(act_[i], act_[i + 1], dact_[i + 1], dact_[i], pass);
-      }
+      layers_[i]->backward(act_[i], act_[i + 1], dact_[i + 1], dact_[i], pass);
     }
     if (on_layer_done) on_layer_done(i);
   }

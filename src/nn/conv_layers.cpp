@@ -31,9 +31,7 @@ void Conv2d::bind(std::vector<std::span<float>> p, std::vector<std::span<float>>
 
 std::string Conv2d::kernel_choice() const {
   if (!kernel_) return "";
-  return kernel_->choice() +
-         (reads_.empty() ? ""
-                         : "; its weight gradient reads " + reads_ + "'s input gradient by rows");
+  return kernel_->choice();
 }
 
 void Conv2d::forward(const float* x, float* y, const Pass&) {
@@ -42,10 +40,6 @@ void Conv2d::forward(const float* x, float* y, const Pass&) {
 
 void Conv2d::backward(const float* x, const float*, const float* dy, float* dx, const Pass& pass) {
   kernel_->backward_between(x, w_.data(), dy, dx, dw_.data(), db_.data(), pass.progress);
-}
-
-void Conv2d::backward_from_rows(const float* x, const GradientRows& dy, const Pass&) {
-  kernel_->backward_weights_from_rows(x, dy, dw_.data(), db_.data());
 }
 
 Shape MaxPool2d::setup(const Shape& in) {
@@ -77,8 +71,7 @@ void MaxPool2d::use_blocks(int64_t in_block, int64_t out_block, KernelFactory& k
 std::string MaxPool2d::kernel_choice() const {
   if (dims_.in_block == 1 && dims_.out_block == 1) return "";
   return "reads " + block_name(dims_.in_block, dims_.channels) + ", writes " +
-         block_name(dims_.out_block, dims_.channels) +
-         (read_by_.empty() ? "" : "; its backward read by " + read_by_ + " row by row");
+         block_name(dims_.out_block, dims_.channels);
 }
 
 void MaxPool2d::forward(const float* x, float* y, const Pass&) {

@@ -44,7 +44,7 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets, i
     std::printf("ok: %s: %lld parameters, %s on %d rank(s)%s\n", config.c_str(),
                 static_cast<long long>(model->num_params()), cfg.distributed.mode.c_str(), ranks,
                 data.c_str());
-    const std::string why_not = backend_unavailable(cfg.run.backend, cfg.run.precision);
+    const std::string why_not = backend_unavailable(cfg.run);
     std::printf(
         "backend %s (%s): %s\n", cfg.run.backend.c_str(), cfg.run.precision.c_str(),
         why_not.empty() ? "runs here" : ("not available on this machine: " + why_not).c_str());

@@ -78,8 +78,8 @@ int eval(const EvalArgs& args, Comm& comm) {
   const int local_rank = node_device_rank(saved.cfg.run, comm, watchdog);
   on_all_ranks(comm, watchdog, [&] {
     const Config& cfg = saved.cfg;
-    model = build_model(cfg.model, args.batch > 0 ? args.batch : cfg.train.batch, cfg.run.backend,
-                        local_rank, cfg.run.precision);
+    model =
+        build_model(cfg.model, args.batch > 0 ? args.batch : cfg.train.batch, cfg.run, local_rank);
     if (static_cast<int64_t>(saved.params.size()) != model->num_params())
       throw Error(args.model + " holds " + std::to_string(saved.params.size()) +
                   " parameters but its config's model has " + std::to_string(model->num_params()));

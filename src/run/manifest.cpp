@@ -64,7 +64,7 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
       {"command", command_line},
       {"config", cfg.source},
       {"backend", cfg.run.backend},
-      {"gemm", gemm_library(cfg.run.backend)},
+      {"gemm", gemm_library(cfg.run.backend, cfg.run.kernels)},
       {"precision", cfg.run.precision},
       {"devices", comm.allgather(device)},  // per rank
       {"mode", cfg.distributed.mode},

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "hpdl/core/atomic_file.hpp"
+#include "hpdl/core/environment.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/output_file.hpp"
 
@@ -24,10 +25,10 @@ std::string resolve_run_name(const Config& cfg) {
   if (cfg.resolved.contains("run") && cfg.resolved["run"]["name"].value<std::string>()) {
     return cfg.run.name;
   }
-  if (const char* job = std::getenv("SLURM_JOB_ID")) {
-    std::string name = job, source = "the run name from SLURM_JOB_ID";
-    if (const char* task = std::getenv("SLURM_ARRAY_TASK_ID")) {
-      name += std::string("_") + task;
+  if (const auto job = environment_variable("SLURM_JOB_ID")) {
+    std::string name = *job, source = "the run name from SLURM_JOB_ID";
+    if (const auto task = environment_variable("SLURM_ARRAY_TASK_ID")) {
+      name += "_" + *task;
       source += "_SLURM_ARRAY_TASK_ID";
     }
     check_run_name(name, source);

@@ -15,6 +15,7 @@
 #include "hpdl/kernels/kernels.hpp"
 #include "hpdl/nn/loss.hpp"
 #include "hpdl/optim/optimizer.hpp"
+#include "hpdl/plan/execution_plan.hpp"
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
@@ -93,8 +94,9 @@ LayerTable print_layer_table(const TimeArgs& args, const Config& cfg, Model& mod
       "hpdl time: %s | batch %lld | backend %s (GEMM: %s, %s) | %lld warm-up + %lld timed "
       "iterations%s\n",
       args.config.c_str(), (long long)cfg.train.batch, model.kernels_name().c_str(),
-      gemm_library(model.kernels_name()).c_str(), cfg.run.precision.c_str(), (long long)args.warmup,
-      (long long)args.iterations, args.synthetic ? " | synthetic data" : "");
+      gemm_library(model.kernels_name(), cfg.run.kernels).c_str(), cfg.run.precision.c_str(),
+      (long long)args.warmup, (long long)args.iterations,
+      args.synthetic ? " | synthetic data" : "");
   std::printf("%-16s %-10s %12s %10s %12s %10s %9s\n", "layer", "kind", "forward ms", "p95",
               "backward ms", "p95", "bwd/fwd");
   double fwd_total = 0, bwd_total = 0;
@@ -120,9 +122,7 @@ LayerTable print_layer_table(const TimeArgs& args, const Config& cfg, Model& mod
   const Stats l = stats(names.loss), u = stats(names.update);
   const Stats& w = t.wall;
   std::printf("%-27s %12.3f %10s %12.3f\n", "sum of layers", fwd_total, "", bwd_total);
-  for (size_t k = 0; k < model.num_layers(); ++k)
-    if (const std::string c = model.layer(k).kernel_choice(); !c.empty())
-      std::printf("%-16s chose %s\n", model.layer(k).name().c_str(), c.c_str());
+  std::printf("%s", plan_of(model, cfg.run).table().c_str());
   if (model.one_thread())
     std::printf(
         "%-16s chose one thread: the step's %.1f MFLOP is below %.0f (split over "
@@ -157,7 +157,7 @@ int cmd_time(const TimeArgs& args) {
     const Config cfg = load_config(args.config, args.sets);
     HPDL_REQUIRE(args.synthetic || !cfg.data.train_file.empty(),
                  "config " + args.config + " has no data.train_file: use --synthetic");
-    auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend, 0, cfg.run.precision);
+    auto model = build_model(cfg.model, cfg.train.batch, cfg.run);
     model->init_params(cfg.train.seed);
     std::vector<int32_t> labels(cfg.train.batch);
     fill_batch(cfg, args.synthetic, *model, labels);

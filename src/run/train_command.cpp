@@ -16,6 +16,7 @@
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/data/sampler.hpp"
+#include "hpdl/plan/execution_plan.hpp"
 #include "hpdl/profile/profiler.hpp"
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
@@ -165,7 +166,7 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     set_ranks_sharing_memory(comm.node_size());
   }
   on_all_ranks(comm, watchdog, [&] {
-    s.model = build_model(cfg.model, s.local_batch, cfg.run.backend, local_rank, cfg.run.precision);
+    s.model = build_model(cfg.model, s.local_batch, cfg.run, local_rank);
     s.model->init_params(cfg.train.seed);
   });
   {
@@ -324,6 +325,7 @@ int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   {
     WatchdogScope guard(watchdog, "manifest host gather", 0);
     manifest = make_manifest(comm, s.cfg, args.command_line, s.model->device().name());
+    manifest["plan"] = nlohmann::json::parse(plan_of(*s.model, s.cfg.run).serialise());
   }
   std::unique_ptr<RunReport> report;
   if (comm.rank() == 0) {

@@ -12,6 +12,7 @@
 #include "hpdl/config/table_diff.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/data/h5_util.hpp"
+#include "hpdl/plan/execution_plan.hpp"
 
 namespace hpdl {
 namespace {
@@ -81,6 +82,7 @@ Checkpoint checkpoint_identity(const Config& cfg, const Model& model, int ranks)
   c.batch = cfg.train.batch;
   c.seed = cfg.train.seed;
   c.config = to_toml(cfg.resolved);
+  c.plan = plan_of(model, cfg.run).serialise();
   return c;
 }
 
@@ -101,6 +103,17 @@ void check_compatible(const Checkpoint& found, const Checkpoint& expected,
       throw Error("checkpoint " + path + " is damaged: " + e.what());
     }
     if (!diff.empty()) throw Error(head + "model (" + diff + ")");
+  }
+  // The same model computed another way (another CPU's kernels, another run.kernels) would
+  // not continue the same sums: resumed = uninterrupted holds only for the same plan.
+  if (!found.plan.empty() && !expected.plan.empty()) {
+    std::string diff;
+    try {
+      diff = ExecutionPlan::parse(found.plan).first_difference(ExecutionPlan::parse(expected.plan));
+    } catch (const Error& e) {
+      throw Error("checkpoint " + path + " is damaged: " + e.what());
+    }
+    if (!diff.empty()) throw Error(head + "execution plan (" + diff + ")");
   }
   auto differ = [&](const std::string& what, const std::string& was, const std::string& now) {
     if (was != now) throw Error(head + what + ": it has " + was + ", this run " + now);
@@ -169,6 +182,7 @@ uint64_t write_checkpoint(const std::string& path, const Checkpoint& c) {
         h5_write_attr(f, "format", kFormat);
         h5_write_attr(f, "header", header_of(c).dump());
         if (!c.config.empty()) h5_write_attr(f, "config", c.config);
+        if (!c.plan.empty()) h5_write_attr(f, "plan", c.plan);
         const std::vector<double> rows = epoch_values(c.history);
         h5_write(f, "history", rows.data(),
                  {hsize_t(c.history.size()), hsize_t(epoch_fields().size())});
@@ -196,6 +210,7 @@ Checkpoint read_checkpoint(const std::string& path) {
                   "')");
     set_header(c, nlohmann::json::parse(h5_read_string_attr(f.get(), "header")));
     c.config = h5_read_string_attr(f.get(), "config");  // "" in checkpoints before it was kept
+    c.plan = h5_read_string_attr(f.get(), "plan");      // the same
     const std::vector<double> history = h5_read_doubles(f.get(), "history");
     c.history = format == kFormat
                     ? epochs_from(h5_read_string_list_attr(f.get(), "history_columns"), history)

@@ -4,7 +4,8 @@
 #    continues and ends with parameters bitwise equal to an uninterrupted run (Adam, so
 #    the optimizer state matters), and the same metrics;
 #  - a checkpoint from a different model (other tensors, or the same tensors with another
-#    activation or a layer more) or rank layout is refused naming the first difference;
+#    activation or a layer more), rank layout or execution plan (run.kernels) is refused
+#    naming the first difference;
 #  - a truncated checkpoint.h5 is refused, naming the intact checkpoint.prev.h5, from
 #    which --resume-from continues to the same parameters; --resume moves it aside and
 #    falls back, and a checkpoint write that then fails leaves checkpoint.prev.h5 intact.
@@ -55,6 +56,9 @@ $expect "other/checkpoint.h5 is from a different model \\(model.layers.2.type: i
 $expect "other/checkpoint.h5 is from a different model \\(model.layers: it has 4 entries, this run 5 entries\\)" \
   $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume \
   --set 'model.layers=[{type="flatten"},{type="dense",units=16},{type="relu"},{type="dropout",keep=0.5},{type="dense",units=4}]'
+# The same model computed another way: the execution plans differ.
+$expect "other/checkpoint.h5 is from a different execution plan \\(run.kernels: it has none, this run activations = \"plain\"\\)" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume --set run.kernels.activations=plain
 $expect "is from a different rank layout \\(ranks\\): it has 2, this run 1" \
   $mpirun -np 1 "$hpdl" train "${args[@]}" --set run.name=other --resume
 

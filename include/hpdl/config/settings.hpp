@@ -7,6 +7,23 @@
 
 namespace hpdl {
 
+// What run.kernels forces on the kernels (docs/configuration.md#runkernels); kAuto leaves the
+// choice to the rules (the kernels' fits() conditions on shape and CPU). Read by config.
+enum class GemmChoice { kAuto, kOneDnn, kBlas };         // dense and conv products (onednn)
+enum class ConvLayoutChoice { kAuto, kBlocked, kNhwc };  // oneDNN convolutions' layout
+enum class ConvIsaChoice { kAuto, kAvx2, kNative };      // oneDNN's AVX2 or first-choice kernels
+enum class PoolChoice { kAuto, kOneDnn };                // kAuto: hpdl's block pool where it fits
+struct KernelChoices {
+  GemmChoice gemm = GemmChoice::kAuto;
+  ConvLayoutChoice conv_layout = ConvLayoutChoice::kAuto;
+  ConvIsaChoice conv_isa = ConvIsaChoice::kAuto;
+  bool plain_activations = false;  // every activation plain NCHW (no kept layouts)
+  PoolChoice pool = PoolChoice::kAuto;
+  bool cuda_graphs = true;         // the CUDA backend replays recorded graphs
+  bool cuda_lstm_sequence = true;  // the CUDA LSTM runs its steps as one kernel
+  bool operator==(const KernelChoices&) const = default;
+};
+
 struct RunConfig {
   std::string name;                    // output directory name; "" = config file stem
   std::string output_dir = "outputs";  // parent of run directories
@@ -18,6 +35,7 @@ struct RunConfig {
   // "f32" | "bf16": the arithmetic of dense and conv layers (kernels.hpp, Precision); bf16
   // only on the onednn backend on a CPU with AVX512_BF16 or AMX-BF16.
   std::string precision = "f32";
+  KernelChoices kernels;  // run.kernels
   bool on_gpu() const { return backend == "cuda"; }
   bool operator==(const RunConfig&) const = default;
 };

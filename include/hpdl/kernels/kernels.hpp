@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "hpdl/config/settings.hpp"
 #include "hpdl/core/device.hpp"
 #include "hpdl/kernels/vector_ops.hpp"
 
@@ -101,17 +102,6 @@ class DenseKernel {
   virtual std::string choice() const { return ""; }
 };
 
-// An NHWC activation gradient given one row at a time to whoever reads it, instead of written
-// whole: a max pool's input gradient read by the weight gradient of the convolution before it
-// (Chain::bind), no [N, H, W, C] tensor written and read back.
-class GradientRows {
- public:
-  virtual ~GradientRows() = default;
-  // Row h of sample n: out[w * pixel_stride + c] for every column w and channel c (the
-  // floats between one pixel's C channels and the next pixel are left as they are).
-  virtual void row(int64_t n, int64_t h, float* out, int64_t pixel_stride) const = 0;
-};
-
 class ConvKernel {
  public:
   virtual ~ConvKernel() = default;
@@ -137,14 +127,6 @@ class ConvKernel {
   // From now on x and dx (in), y and dy (out) are in its native blocks, not plain: no
   // conversion on that side. Only for a side whose native block is not 1.
   virtual void use_native(bool in, bool out) { (void)in, (void)out; }
-  // True when backward_weights_from_rows can take dy by rows: y/dy kept native in NHWC.
-  virtual bool takes_gradient_rows() const { return false; }
-  // dw, db += the gradients from x and dy given by rows (NHWC); no input gradient. Only
-  // where takes_gradient_rows().
-  virtual void backward_weights_from_rows(const float* x, const GradientRows& dy, float* dw,
-                                          float* db) {
-    (void)x, (void)dy, (void)dw, (void)db;
-  }
 };
 
 class MaxPoolKernel {
@@ -159,14 +141,6 @@ class MaxPoolKernel {
   // True when it reads and writes activations in any channel blocks (PoolDims::in_block,
   // out_block); false: plain only.
   virtual bool takes_blocks() const { return false; }
-  // True when gradient_row can give its input gradient by rows: x/dx in NHWC.
-  virtual bool gives_gradient_rows() const { return false; }
-  // Row h of sample n of dx (backward's values, bit for bit) from dy, as GradientRows::row
-  // says. Only where gives_gradient_rows().
-  virtual void gradient_row(const float* dy, int64_t n, int64_t h, float* out,
-                            int64_t pixel_stride) const {
-    (void)dy, (void)n, (void)h, (void)out, (void)pixel_stride;
-  }
 };
 
 class ActivationKernel {
@@ -366,19 +340,22 @@ class KernelFactory {
 
 // "reference", "onednn" or "cuda"; throws Error for an unknown or unavailable backend (a
 // build without CUDA, or no CUDA device) or a precision it cannot compute here (bf16 on
-// another backend, with HPDL_GEMM=blas, or on a CPU without AVX512_BF16 / AMX-BF16).
-// local_rank, the rank's index among the ranks of its node, picks the GPU (local_rank
-// modulo the node's GPUs); CPU backends ignore it.
+// another backend, with run.kernels.gemm = "blas", or on a CPU without AVX512_BF16 /
+// AMX-BF16). local_rank, the rank's index among the ranks of its node, picks the GPU
+// (local_rank modulo the node's GPUs); CPU backends ignore it. choices: run.kernels (what the
+// config forces; the backend ignores the keys that are not its own).
 std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank = 0,
-                                                   Precision precision = Precision::kF32);
+                                                   Precision precision = Precision::kF32,
+                                                   const KernelChoices& choices = {});
 std::unique_ptr<KernelFactory> make_reference_kernels();
-std::unique_ptr<KernelFactory> make_onednn_kernels(Precision precision = Precision::kF32);
+std::unique_ptr<KernelFactory> make_onednn_kernels(Precision precision = Precision::kF32,
+                                                   const KernelChoices& choices = {});
 // Defined only in builds with the CUDA backend (registry.cpp calls it only there).
-std::unique_ptr<KernelFactory> make_cuda_kernels(int local_rank);
+std::unique_ptr<KernelFactory> make_cuda_kernels(int local_rank, const KernelChoices& choices);
 // True when this build has the CUDA backend (HPDL_CUDA found nvcc and cuBLAS).
 bool cuda_backend_built();
 // The library whose GEMM runs BACKEND's dense and conv layers here: "oneDNN" or, with
-// HPDL_GEMM=blas in the environment, "OpenBLAS" for onednn; "cuBLAS"; "loops" (reference).
-std::string gemm_library(const std::string& backend);
+// choices.gemm = blas, "OpenBLAS" for onednn; "cuBLAS"; "loops" (reference).
+std::string gemm_library(const std::string& backend, const KernelChoices& choices = {});
 
 }  // namespace hpdl

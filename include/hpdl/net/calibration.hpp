@@ -81,7 +81,7 @@ struct Calibration {
   std::vector<double> cpu_share;
   // Per rank, measured with every rank at once through the CPU backend (`hpdl calibrate`
   // without --no-compute; empty otherwise and in older files): the GEMM peak (FLOP/s) and
-  // the memory bandwidth (bytes/s), the ceilings of kernels/ceilings.hpp.
+  // the memory bandwidth (bytes/s), the ceilings of run/ceilings.hpp.
   std::vector<double> gemm_flops_per_s, memory_Bps;
   // Per host (hosts.hosts order): the cores its ranks got together.
   std::vector<double> host_cores() const;

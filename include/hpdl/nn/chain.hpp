@@ -6,9 +6,7 @@
 // except one between a layer that writes another layout natively and the next (past layers
 // that keep layouts: activations) that reads it (Layer::native_out_block): a convolution's
 // own layout into and out of a max pool, or between two convolutions joined by an
-// activation, agreed in bind(). The chain's input and output stay plain. Also in bind(): a
-// max pool whose backward the one-channel convolution before it reads row by row
-// (Layer::gives_input_grad_rows), so the gradient between them is never written.
+// activation, agreed in bind(). The chain's input and output stay plain.
 #pragma once
 #include <functional>
 #include <memory>
@@ -62,8 +60,7 @@ class Chain {
   // dx is wanted (input_grad) or a layer before i has parameters, whose gradients need it.
   // A layer without parameters and without an input gradient to write is not run backward.
   bool layer_writes_input_grad(size_t i, bool input_grad) const;
-  // Layer i's work (Layer::work with layer_writes_input_grad): a backward read by the layer
-  // before (Layer::gives_input_grad_rows) is counted in that layer's backward.
+  // Layer i's work (Layer::work with layer_writes_input_grad).
   LayerWork layer_work(size_t i, bool input_grad) const;
   const Layer& layer(size_t i) const { return *layers_[i]; }
   // Number of param_specs() entries that belong to layer i.
@@ -85,13 +82,6 @@ class Chain {
   std::vector<float*> act_, dact_;  // act_[i]: input of layer i, resolved per call
   std::vector<int64_t> blocks_;     // blocks_[i]: activation i's channel block
   void agree_layouts(KernelFactory& kernels);
-  // Backwards read by the layer before (Layer::gives_input_grad_rows), paired in bind:
-  // row_giver_[j] = i where layer j reads layer i's input gradient by rows, row_reader_[i] = j.
-  static constexpr size_t kNoLayer = size_t(-1);
-  std::vector<size_t> row_giver_, row_reader_;
-  void pair_row_readers();
-  // Layer j reads rows this call: it has a giver and writes no input gradient.
-  bool reads_rows(size_t j, bool input_grad) const;
   Profiler* profiler_ = nullptr;
   std::vector<int32_t> fwd_ids_, bwd_ids_;
   Device* device_ = &host_device();                   // the kernels' (set in bind)

@@ -96,26 +96,6 @@ class Layer {
   // [N, C, H, W] as [N, C H W]; dropout's masks and batch-norm's channels follow the index).
   virtual bool keeps_layout() const { return false; }
 
-  // A backward read by the layer before, agreed by Chain::bind once layouts are: a layer that
-  // can give its input gradient row by row (a max pool in NHWC) is not run backward when the
-  // nearest computing layer before it (past views: a fused ReLU) writes no input gradient and
-  // can read its output gradient by rows (a convolution with one input channel: its weight
-  // gradient alone). The activation gradient between them is never written nor read back.
-  virtual bool gives_input_grad_rows() const { return false; }
-  // Row h of sample n of the input gradient, from dy: GradientRows::row.
-  virtual void input_grad_row(const float* dy, int64_t n, int64_t h, float* out,
-                              int64_t pixel_stride) const {
-    (void)dy, (void)n, (void)h, (void)out, (void)pixel_stride;
-  }
-  virtual bool takes_output_grad_rows() const { return false; }
-  // The backward with no input gradient and dy given by rows.
-  virtual void backward_from_rows(const float* x, const GradientRows& dy, const Pass& pass) {
-    (void)x, (void)dy, (void)pass;
-  }
-  // Told to both layers of such a pair: the other's name (for kernel_choice).
-  virtual void backward_read_by(const std::string& reader) { (void)reader; }
-  virtual void backward_reads(const std::string& giver) { (void)giver; }
-
   // Asked once bound, by a concatenation of the branch chains this layer ends: whether it can
   // write its output's rows (the last axis) `stride` floats apart, straight into the joined
   // output, and read its output gradient's rows from the same places. May rebuild kernels.

@@ -93,14 +93,10 @@ class Conv2d final : public Layer {
   void use_blocks(int64_t in_block, int64_t out_block, KernelFactory&) override {
     kernel_->use_native(in_block != 1, out_block != 1);
   }
-  bool takes_output_grad_rows() const override { return kernel_->takes_gradient_rows(); }
-  void backward_from_rows(const float* x, const GradientRows& dy, const Pass& pass) override;
-  void backward_reads(const std::string& giver) override { reads_ = giver; }
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
  private:
-  std::string reads_;  // the layer whose input gradient backward reads by rows ("": none)
   int64_t filters_, kernel_size_, stride_, pad_;
   ConvDims dims_{};
   std::span<float> w_, b_, dw_, db_;
@@ -122,17 +118,10 @@ class MaxPool2d final : public Layer {
   int64_t native_in_block() const override { return takes_blocks() ? kAnyBlock : 1; }
   int64_t native_out_block() const override { return takes_blocks() ? kAnyBlock : 1; }
   void use_blocks(int64_t in_block, int64_t out_block, KernelFactory& k) override;
-  bool gives_input_grad_rows() const override { return !relu_k_ && kernel_->gives_gradient_rows(); }
-  void input_grad_row(const float* dy, int64_t n, int64_t h, float* out,
-                      int64_t pixel_stride) const override {
-    kernel_->gradient_row(dy, n, h, out, pixel_stride);
-  }
-  void backward_read_by(const std::string& reader) override { read_by_ = reader; }
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
 
  private:
-  std::string read_by_;  // the layer whose backward reads this one's input gradient by rows
   int64_t kernel_size_, stride_;
   PoolDims dims_{};
   std::unique_ptr<MaxPoolKernel> kernel_;

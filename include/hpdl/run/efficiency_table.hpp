@@ -1,4 +1,4 @@
-// Per-layer efficiency against a machine's measured ceilings (kernels/ceilings.hpp), as
+// Per-layer efficiency against a machine's measured ceilings (run/ceilings.hpp), as
 // `hpdl time` prints it: for each layer's forward and backward, the achieved GFLOP/s, the
 // share of the GEMM peak, the arithmetic intensity, the bound that applies (compute or
 // memory, from the roofline) and the time lost against that roofline, sorted by the time
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "hpdl/kernels/ceilings.hpp"
 #include "hpdl/profile/trace_csv.hpp"
 #include "hpdl/profile/work.hpp"
+#include "hpdl/run/ceilings.hpp"
 
 namespace hpdl {
 

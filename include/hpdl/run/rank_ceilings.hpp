@@ -1,4 +1,4 @@
-// Every rank's compute ceilings (kernels/ceilings.hpp), measured at once through a backend's
+// Every rank's compute ceilings (run/ceilings.hpp), measured at once through a backend's
 // kernels on the rank's OpenMP threads, as training shares the machine: `hpdl calibrate`
 // writes them into network.json (the CPU backend), a profiled training run rates its layers
 // against their median (the model's own kernels, on its device).
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "hpdl/comm/comm.hpp"
-#include "hpdl/kernels/ceilings.hpp"
+#include "hpdl/run/ceilings.hpp"
 
 namespace hpdl {
 

@@ -41,6 +41,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CheckpointHeader, model, mode, optimizer, ran
 
 struct Checkpoint : CheckpointHeader {
   std::string config;  // the resolved config (TOML) that built the model, for `hpdl eval`
+  std::string plan;  // the model's execution plan (ExecutionPlan::serialise; "" before it was kept)
   std::vector<EpochStats> history;
   // State.
   std::vector<float> params;

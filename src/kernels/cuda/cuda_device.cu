@@ -132,13 +132,12 @@ int device_count(std::string* why) {
   return n;
 }
 
-CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
+CudaDevice::CudaDevice(int ordinal, bool graphs) : ordinal_(ordinal), graphs_(graphs) {
   HPDL_CUDA_CHECK(cudaSetDevice(ordinal));
   name_ = describe(ordinal);
   HPDL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   HPDL_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
   timeline_ = std::make_unique<EventTimeline>(stream_);
-  graphs_ = switched_on("HPDL_CUDA_GRAPHS");
 }
 
 std::unique_ptr<Recording> CudaDevice::record(std::function<void()> work) {

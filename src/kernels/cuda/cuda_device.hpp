@@ -13,20 +13,15 @@
 
 namespace hpdl::cuda {
 
-// A measurement switch of the backend (HPDL_CUDA_GRAPHS, HPDL_CUDA_LSTM_SEQUENCE): on unless
-// the environment sets it to 0.
-inline bool switched_on(const char* variable) {
-  const char* value = std::getenv(variable);
-  return !(value && std::string(value) == "0");
-}
-
 // Usable CUDA devices; 0 with the runtime's reason in *why (no driver, no GPU).
 int device_count(std::string* why);
 
 class CudaDevice final : public Device {
  public:
   // Makes GPU `ordinal` current for this process and creates its stream and timeline.
-  explicit CudaDevice(int ordinal);
+  // graphs false (run.kernels.cuda_graphs, a measurement switch): record() calls the work
+  // again instead of replaying a graph.
+  CudaDevice(int ordinal, bool graphs);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
@@ -48,7 +43,7 @@ class CudaDevice final : public Device {
   std::unique_ptr<DeviceEvent> make_event() override;
   void synchronize() override;
   Timeline& timeline() override { return *timeline_; }
-  // A CUDA graph captured from the stream; HPDL_CUDA_GRAPHS=0 calls the work again instead.
+  // A CUDA graph captured from the stream; without graphs, the work called again instead.
   std::unique_ptr<Recording> record(std::function<void()> work) override;
   // NVTX ranges (Nsight Systems shows them on the timeline, named after the layers).
   void range_push(const char* name) override;

@@ -246,11 +246,12 @@ class CudaDropout final : public DropoutKernel {
 
 class CudaLstmCell final : public LstmCellKernel {
  public:
-  // HPDL_CUDA_LSTM_SEQUENCE=0 leaves the steps to the layer (a measurement switch).
-  CudaLstmCell(Context ctx, const LstmCellDims& d)
+  // sequence false (run.kernels.cuda_lstm_sequence, a measurement switch) leaves the steps
+  // to the layer.
+  CudaLstmCell(Context ctx, const LstmCellDims& d, bool sequence)
       : ctx_(ctx),
         d_(d),
-        sequence_(d.hidden <= kMaxSequenceHidden && switched_on("HPDL_CUDA_LSTM_SEQUENCE")),
+        sequence_(d.hidden <= kMaxSequenceHidden && sequence),
         wh_t_(ctx.device, sequence_ ? 4 * d.hidden * d.hidden : 1) {}
   void forward(const float* pre, int64_t ld_pre, const float* rec, const float* c_prev,
                float* gates, float* c, float* tanh_c, float* h, float* y, int64_t ld_y,
@@ -343,7 +344,8 @@ class CudaBatchNorm final : public BatchNormKernel {
 
 class CudaKernels final : public KernelFactory {
  public:
-  explicit CudaKernels(int ordinal) : device_(ordinal) {
+  CudaKernels(int ordinal, const KernelChoices& choices)
+      : device_(ordinal, choices.cuda_graphs), lstm_sequence_(choices.cuda_lstm_sequence) {
     HPDL_CUDA_CHECK(cublasCreate(&blas_));
     HPDL_CUDA_CHECK(cublasSetStream(blas_, device_.stream()));
     ops_ = make_vector_ops(device_);
@@ -374,7 +376,7 @@ class CudaKernels final : public KernelFactory {
     return std::make_unique<CudaDropout>(ctx(), d);
   }
   std::unique_ptr<LstmCellKernel> lstm_cell(const LstmCellDims& d) override {
-    return std::make_unique<CudaLstmCell>(ctx(), d);
+    return std::make_unique<CudaLstmCell>(ctx(), d, lstm_sequence_);
   }
   std::unique_ptr<ScalarNormKernel> scalar_norm(const ScalarNormDims& d) override {
     return std::make_unique<CudaScalarNorm>(ctx(), d);
@@ -388,6 +390,7 @@ class CudaKernels final : public KernelFactory {
  private:
   Context ctx() { return {device_, blas_}; }
   CudaDevice device_;  // first member: destroyed last
+  bool lstm_sequence_;
   cublasHandle_t blas_ = nullptr;
   std::unique_ptr<VectorOps> ops_;
 };
@@ -397,11 +400,11 @@ class CudaKernels final : public KernelFactory {
 
 namespace hpdl {
 
-std::unique_ptr<KernelFactory> make_cuda_kernels(int local_rank) {
+std::unique_ptr<KernelFactory> make_cuda_kernels(int local_rank, const KernelChoices& choices) {
   std::string why;
   const int count = cuda::device_count(&why);
   if (count == 0) throw Error("run.backend = \"cuda\": no CUDA device (" + why + ")");
-  return std::make_unique<cuda::CudaKernels>(choose_device(local_rank, count));
+  return std::make_unique<cuda::CudaKernels>(choose_device(local_rank, count), choices);
 }
 
 }  // namespace hpdl

@@ -1,5 +1,5 @@
-// What every oneDNN kernel is built from: the engine and streams (Backend), a primitive with
-// its argument memories and its own scratchpad (Step), a tensor converted to the layout or
+// What every oneDNN kernel is built from: the engine and streams (Engine), a primitive with
+// its argument memories and its own scratchpad (Primitive), a tensor converted to the layout or
 // data type a primitive wants (Relayout), a cap on the threads (ThreadCap), build(), which
 // turns a oneDNN failure during construction into an hpdl::Error naming the kernel, and
 // may_use(), what oneDNN's kernels may run on this CPU.
@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "aligned_floats.hpp"
+#include "../cpu/aligned_floats.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
 
@@ -26,15 +26,15 @@ using dt = memory::data_type;
 
 // The engine, and a stream for each OpenMP thread: the branches of a layer
 // (nn/branches.cpp) may run on threads of their own at once, and a oneDNN stream is not for
-// concurrent use (each Step owns its scratchpad and argument memories, so nothing else is
+// concurrent use (each Primitive owns its scratchpad and argument memories, so nothing else is
 // shared between them).
-struct Backend {
+struct Engine {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   std::vector<dnnl::stream> streams;
   // The threads of the kernels built from now on (KernelFactory::use_one_thread): 0, all the
   // rank's threads; 1 for a model whose step is too small to split.
   int kernel_threads = 0;
-  Backend() {
+  Engine() {
     const int n = std::max({1, omp_get_max_threads(), omp_get_num_procs()});
     for (int i = 0; i < n; ++i) streams.emplace_back(engine);
   }
@@ -62,12 +62,12 @@ class ThreadCap {
 
 // One primitive with its argument memories (data handles re-pointed on every call) and
 // its own scratchpad, so execution never allocates. It runs on the threads the backend gave
-// the kernels when it was built (Backend::kernel_threads).
-class Step {
+// the kernels when it was built (Engine::kernel_threads).
+class Primitive {
  public:
-  Step() = default;
-  Step(Backend& be, dnnl::primitive prim, const memory::desc& scratch,
-       std::initializer_list<std::pair<int, memory::desc>> args)
+  Primitive() = default;
+  Primitive(Engine& be, dnnl::primitive prim, const memory::desc& scratch,
+            std::initializer_list<std::pair<int, memory::desc>> args)
       : be_(&be), prim_(std::move(prim)), threads_(be.kernel_threads) {
     for (const auto& [arg, md] : args) args_[arg] = memory(md, be.engine, DNNL_MEMORY_NONE);
     if (scratch.get_size() > 0) {
@@ -85,7 +85,7 @@ class Step {
   }
 
  private:
-  Backend* be_ = nullptr;
+  Engine* be_ = nullptr;
   dnnl::primitive prim_;
   int threads_ = 0;
   std::unordered_map<int, memory> args_;
@@ -93,9 +93,9 @@ class Step {
 };
 
 template <typename P>
-Step make_step(Backend& be, const typename P::primitive_desc& pd,
-               std::initializer_list<std::pair<int, memory::desc>> args) {
-  return Step(be, P(pd), pd.scratchpad_desc(), args);
+Primitive make_primitive(Engine& be, const typename P::primitive_desc& pd,
+                         std::initializer_list<std::pair<int, memory::desc>> args) {
+  return Primitive(be, P(pd), pd.scratchpad_desc(), args);
 }
 
 inline dnnl::primitive_attr user_scratchpad() {
@@ -116,15 +116,15 @@ inline bool may_use(dnnl::cpu_isa isa) {
 class Relayout {
  public:
   Relayout() = default;
-  Relayout(Backend& be, const memory::desc& plain, const memory::desc& wanted, bool to_plain)
+  Relayout(Engine& be, const memory::desc& plain, const memory::desc& wanted, bool to_plain)
       : same_(plain == wanted) {
     if (same_) return;
     buffer_.resize(wanted.get_size() / sizeof(float) + 1);
     const memory::desc& from = to_plain ? wanted : plain;
     const memory::desc& to = to_plain ? plain : wanted;
     reorder_ =
-        Step(be, dnnl::reorder(dnnl::reorder::primitive_desc(be.engine, from, be.engine, to)),
-             memory::desc(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+        Primitive(be, dnnl::reorder(dnnl::reorder::primitive_desc(be.engine, from, be.engine, to)),
+                  memory::desc(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
   }
   // Input side: the data of `plain` in the wanted layout.
   const void* in(const void* plain) {
@@ -142,7 +142,7 @@ class Relayout {
 
  private:
   bool same_ = true;
-  Step reorder_;
+  Primitive reorder_;
   AlignedFloats buffer_;
 };
 
@@ -157,29 +157,25 @@ auto build(const char* what, F&& f) {
   }
 }
 
-// The same for a kernel built on Backend::kernel_threads: oneDNN splits a primitive's work
+// The same for a kernel built on Engine::kernel_threads: oneDNN splits a primitive's work
 // over the threads present when it is created and sizes its scratchpad for them, so the cap
-// holds while the kernel's primitives are created and on each of their runs (Step).
+// holds while the kernel's primitives are created and on each of their runs (Primitive).
 template <typename F>
-auto build(Backend& be, const char* what, F&& f) {
+auto build(Engine& be, const char* what, F&& f) {
   const ThreadCap cap(be.kernel_threads);
   return build(what, std::forward<F>(f));
 }
 
 // Kernels in files of their own.
-std::unique_ptr<BatchNormKernel> make_batch_norm(Backend& be, const BatchNormDims& d);
-// What the environment forces on every convolution ("" = the rule, onednn_conv.cpp):
-// layout "blocked" | "nhwc" (HPDL_CONV_LAYOUT: auto | blocked | nhwc), isa "avx2" (oneDNN's
-// AVX2 kernels where it has them) | "native" (oneDNN's first choice for the CPU)
-// (HPDL_CONV_ISA: auto | avx2 | native). forced_conv() reads both and throws Error naming a
-// bad value. keep_layouts false: the kernel offers no native blocks
-// (ConvKernel::native_in_block), so every activation stays plain (HPDL_PLAIN_ACTIVATIONS=1,
-// for comparisons).
+std::unique_ptr<BatchNormKernel> make_batch_norm(Engine& be, const BatchNormDims& d);
+// What run.kernels forces on every convolution ("" = the rule, onednn_conv.cpp): layout
+// "blocked" | "nhwc", isa "avx2" (oneDNN's AVX2 kernels where it has them) | "native"
+// (oneDNN's first choice for the CPU). keep_layouts false: the kernel offers no native blocks
+// (ConvKernel::native_in_block), so every activation stays plain (activations = "plain").
 struct ConvForced {
   std::string layout, isa;
 };
-std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const ConvForced& forced,
+std::unique_ptr<ConvKernel> make_conv(Engine& be, const ConvDims& d, const ConvForced& forced,
                                       bool keep_layouts);
-ConvForced forced_conv();
 
 }  // namespace hpdl::onednn

@@ -23,8 +23,6 @@ class OneChannelWeightGradient {
   // x [N, H, W], dy [N, OH, OW, O] (NHWC); dw [O, K, K] += the gradient, db [O] += it. Inside
   // a parallel region, on the calling thread alone.
   void accumulate(const float* x, const float* dy, float* dw, float* db);
-  // The same with dy given row by row (row h of sample n: output row h).
-  void accumulate(const float* x, const GradientRows& dy, float* dw, float* db);
 
  private:
   struct Scratch;

@@ -1,10 +1,11 @@
 // The reference backend's vector operations: one plain loop each, in index order: the
 // ground truth the other backends are tested against.
+#include "hpdl/kernels/vector_ops.hpp"
+
 #include <cmath>
 #include <memory>
 
-#include "element_math.hpp"
-#include "hpdl/kernels/vector_ops.hpp"
+#include "../element_math.hpp"
 
 namespace hpdl {
 namespace {

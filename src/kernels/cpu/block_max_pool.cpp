@@ -16,7 +16,7 @@
 
 #include "aligned_floats.hpp"
 #include "hpdl/core/error.hpp"
-#include "tiled_max_pool.hpp"
+#include "max_pool.hpp"
 #include "vector_width.hpp"
 
 namespace hpdl {
@@ -131,38 +131,6 @@ class BlockMaxPool final : public MaxPoolKernel {
 
   bool applies_relu() const override { return relu_; }
   bool takes_blocks() const override { return true; }
-  bool gives_gradient_rows() const override { return bi_ == c_; }
-
-  // x/dx in NHWC: pixel w of input row h lies in window (h / K, w / K) at place
-  // (h % K) K + w % K; dy there where that place is the window's maximum, else 0 (as
-  // row_backward), and 0 in rows and columns no window covers. dy in its own blocks.
-  void gradient_row(const float* dy, int64_t n, int64_t h, float* out,
-                    int64_t pixel_stride) const override {
-    const int64_t C = c_, K = k_, oh = h / K, kh = h % K, per_out = c_ * oh_ * ow_;
-    const int64_t windows = oh < oh_ ? ow_ : 0, covered = windows * K;
-    // Window by window and place by place: no division a pixel (they took a third of the
-    // time of LeNet's pool1 rows).
-    for (int64_t ow = 0; ow < windows; ++ow) {
-      const int64_t at = n * per_out + (oh * ow_ + ow) * C;
-      const int32_t* __restrict code = code_.data() + at;  // in the input's blocks
-      for (int64_t kw = 0; kw < K; ++kw) {
-        const int32_t place = static_cast<int32_t>(kh * K + kw);
-        float* __restrict p = out + (ow * K + kw) * pixel_stride;
-        if (bo_ == C) {
-          const float* __restrict g = dy + at;
-          over_channels(C, [&](auto width, int64_t c0) {
-            gradient_at<decltype(width)::value>(code + c0, g + c0, place, p + c0);
-          });
-        } else {
-          const float* g = dy + n * per_out;
-          for (int64_t c = 0; c < C; ++c)
-            p[c] = code[c] == place ? g[block_offset(bo_, oh_, ow_, c, oh, ow)] : 0.0f;
-        }
-      }
-    }
-    for (int64_t w = covered; w < w_; ++w)
-      std::fill(out + w * pixel_stride, out + w * pixel_stride + C, 0.0f);
-  }
 
  private:
   // One output row: x at the row's first window, y and code at its first output, both in

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <vector>
 
+#include "../device_math.hpp"
+#include "../element_math.hpp"
 #include "blas_gemm.hpp"
-#include "device_math.hpp"
-#include "element_math.hpp"
 
 namespace hpdl {
 namespace {

@@ -1,12 +1,10 @@
 // A convolution's weight and bias gradients over one input channel (one_channel_conv.hpp).
-// Per sample and output row, the row's output gradients are copied (or, read from a max pool
-// after the convolution, made: GradientRows) into a buffer whose channels are padded to whole
-// vectors (zeros), and for each window row kh the K sums
-// dw[kh, kw, :] stay in registers along the row: sum over ow of x[oh S + kh, ow S + kw] *
-// dy[oh, ow, :]. Each sample's sums (each row's for the bias) start at zero and are added
-// into double totals (a sum over a whole batch's positions in float would lose digits); the
-// samples are split over the threads, whose totals are added in thread order (the same bits
-// for a thread count).
+// Per sample and output row, the row's output gradients are copied into a buffer whose channels are
+// padded to whole vectors (zeros), and for each window row kh the K sums dw[kh, kw, :] stay in
+// registers along the row: sum over ow of x[oh S + kh, ow S + kw] * dy[oh, ow, :]. Each sample's
+// sums (each row's for the bias) start at zero and are added into double totals (a sum over a whole
+// batch's positions in float would lose digits); the samples are split over the threads, whose
+// totals are added in thread order (the same bits for a thread count).
 #include "one_channel_conv.hpp"
 
 #include <omp.h>
@@ -93,31 +91,7 @@ OneChannelWeightGradient::OneChannelWeightGradient(const ConvDims& d, int thread
 
 OneChannelWeightGradient::~OneChannelWeightGradient() = default;
 
-namespace {
-// dy [N, OH, OW, O] as whole rows.
-class WholeRows final : public GradientRows {
- public:
-  WholeRows(const float* dy, int64_t OH, int64_t OW, int64_t O)
-      : dy_(dy), oh_(OH), ow_(OW), o_(O) {}
-  void row(int64_t n, int64_t h, float* out, int64_t pixel_stride) const override {
-    const float* __restrict from = dy_ + (n * oh_ + h) * ow_ * o_;
-    float* __restrict to = out;
-    for (int64_t ow = 0; ow < ow_; ++ow)
-      for (int64_t o = 0; o < o_; ++o) to[ow * pixel_stride + o] = from[ow * o_ + o];
-  }
-
- private:
-  const float* dy_;
-  int64_t oh_, ow_, o_;
-};
-}  // namespace
-
 void OneChannelWeightGradient::accumulate(const float* x, const float* dy, float* dw, float* db) {
-  accumulate(x, WholeRows(dy, d_.out_h(), d_.out_w(), d_.out_c), dw, db);
-}
-
-void OneChannelWeightGradient::accumulate(const float* x, const GradientRows& dy, float* dw,
-                                          float* db) {
   const int64_t N = d_.batch, H = d_.in_h, W = d_.in_w, O = d_.out_c, K = d_.kernel, S = d_.stride,
                 P = d_.pad, OH = d_.out_h(), OW = d_.out_w();
   const int64_t OV = (O + kLanes - 1) / kLanes, PW = W + 2 * P,
@@ -133,8 +107,12 @@ void OneChannelWeightGradient::accumulate(const float* x, const GradientRows& dy
     float* xp = sc.padded_x.data();
     double* total = sc.totals.data();
     std::fill(sc.totals.begin(), sc.totals.end(), 0.0);
+    // Output row r (n OH + oh) of dy into whole vectors of channels.
     const auto stage = [&](int64_t r, Vec* into) {
-      dy.row(r / OH, r % OH, reinterpret_cast<float*>(into), OV * kLanes);
+      const float* __restrict from = dy + r * OW * O;
+      float* __restrict to = reinterpret_cast<float*>(into);
+      for (int64_t ow = 0; ow < OW; ++ow)
+        for (int64_t o = 0; o < O; ++o) to[ow * OV * kLanes + o] = from[ow * O + o];
     };
     const auto add_sums = [&](const Vec* from, int64_t count, double* to) {
       const float* f = reinterpret_cast<const float*>(from);

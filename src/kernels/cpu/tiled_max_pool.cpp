@@ -2,13 +2,13 @@
 // window's maximum (with a fused ReLU, -1 where the maximum is <= 0); backward clears one
 // plane (cache-resident) and scatters into it.
 // P planes (N*C), H/W input, OH/OW output, K window = stride.
-#include "tiled_max_pool.hpp"
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
+
+#include "max_pool.hpp"
 
 namespace hpdl {
 namespace {
@@ -121,7 +121,7 @@ class TiledMaxPool final : public MaxPoolKernel {
 
 }  // namespace
 
-std::unique_ptr<MaxPoolKernel> make_tiled_max_pool(const PoolDims& d) {
+std::unique_ptr<MaxPoolKernel> make_cpu_max_pool(const PoolDims& d) {
   if (d.kernel != d.stride || d.in_h * d.in_w > (int64_t{1} << 30)) return nullptr;
   if (d.in_block != 1 || d.out_block != 1) return make_block_max_pool(d);
   return std::make_unique<TiledMaxPool>(d);

@@ -2,14 +2,15 @@
 // elements (below, a parallel region costs more than it saves); sums of squares over 32
 // running sums in double, in chunks over threads. Arguments are copied to locals and
 // pointers marked __restrict, so GCC vectorises the outlined bodies.
+#include "hpdl/kernels/vector_ops.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <type_traits>
 
-#include "element_math.hpp"
-#include "hpdl/kernels/vector_ops.hpp"
+#include "../element_math.hpp"
 
 namespace hpdl {
 namespace {

@@ -1,6 +1,6 @@
 // oneDNN convolution: the activations' layout per layer (blocked or NHWC, conv_layout's
-// rule or HPDL_CONV_LAYOUT), oneDNN's kernels for it (its first choice, or its AVX2 ones on
-// a Zen 4: avx2_kernels' rule or HPDL_CONV_ISA), f32 or bf16 inputs (ConvDims::precision),
+// rule or run.kernels.conv_layout), oneDNN's kernels for it (its first choice, or its AVX2 ones on
+// a Zen 4: avx2_kernels' rule or run.kernels.conv_isa), f32 or bf16 inputs (ConvDims::precision),
 // reorders to and from the model's plain NCHW/OIHW buffers. Building blocks in
 // onednn_step.hpp.
 #if defined(__x86_64__)
@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "nhwc_weight_gradient.hpp"
-#include "one_channel_conv.hpp"
-#include "onednn_step.hpp"
+#include "../cpu/nhwc_weight_gradient.hpp"
+#include "../cpu/one_channel_conv.hpp"
+#include "primitive.hpp"
 
 namespace hpdl::onednn {
 namespace {
@@ -45,7 +45,7 @@ unsigned amd_family() {
 // (blocks of 8) ran faster: LeNet's convolutions 1.08-1.57x, its training 1.02-1.06x; on
 // whole blocks (VGG-11) the AVX-512 ones were faster (docs/results.md). A rule on the CPU
 // and the shape, not a timing, like the layout's (Zen 3 has no AVX-512; elsewhere oneDNN's
-// first choice). `forced` ("" = the rule) is HPDL_CONV_ISA's value.
+// first choice). `forced` ("" = the rule) is run.kernels.conv_isa's value.
 bool avx2_kernels(const ConvDims& d, const std::string& forced) {
 #if !defined(__x86_64__)
   (void)d, (void)forced;
@@ -79,11 +79,11 @@ PD on_avx2(bool avx2, Make make) {
 // below; format_tag::any) or NHWC (channels last, no blocks). Blocked kernels pad the
 // channels to whole blocks, so a layer whose output channels (or input channels beyond a
 // first layer's 1-4) are not whole blocks wastes that share of its work: NHWC (oneDNN's
-// brgemm convolution on AVX-512) takes those. Measured with HPDL_CONV_LAYOUT forcing either
+// brgemm convolution on AVX-512) takes those. Measured with run.kernels.conv_layout forcing either
 // on the presets' shapes on AVX-512 and AVX2 (docs/results.md): for every LeNet, AlexNet and
 // VGG-11 layer this rule picked the faster layout or one within 4 % of it. A rule, not a
 // timing at set-up, so that every run of a config computes the same sums (a resumed run
-// equals an uninterrupted one). `forced` ("" = the rule) is HPDL_CONV_LAYOUT's value.
+// equals an uninterrupted one). `forced` ("" = the rule) is run.kernels.conv_layout's value.
 std::string conv_layout(const ConvDims& d, const std::string& forced, bool avx2) {
   if (!forced.empty()) return forced;
 #if !defined(__x86_64__)
@@ -129,7 +129,7 @@ int64_t common_block(const memory::desc& a, const memory::desc& b, const memory:
 // shared between the passes that read them.
 class DnnlConv final : public ConvKernel {
  public:
-  DnnlConv(Backend& be, const ConvDims& d, const ConvForced& forced, bool keep_layouts)
+  DnnlConv(Engine& be, const ConvDims& d, const ConvForced& forced, bool keep_layouts)
       : avx2_(avx2_kernels(d, forced.isa)),
         layout_(conv_layout(d, forced.layout, avx2_)),
         dw_scratch_(d.out_c * d.in_c * d.kernel * d.kernel),
@@ -163,16 +163,16 @@ class DnnlConv final : public ConvKernel {
       const Data dpd = on_avx2<Data>(avx2_, [&] { return Data(dd, attr, be.engine, fpd); });
       const Weights wpd =
           on_avx2<Weights>(avx2_, [&] { return Weights(wd, attr, be.engine, fpd); });
-      fwd_ = make_step<dnnl::convolution_forward>(be, fpd,
-                                                  {{DNNL_ARG_SRC, fpd.src_desc()},
-                                                   {DNNL_ARG_WEIGHTS, fpd.weights_desc()},
-                                                   {DNNL_ARG_BIAS, b},
-                                                   {DNNL_ARG_DST, fpd.dst_desc()}});
-      bwd_data_ =
-          make_step<dnnl::convolution_backward_data>(be, dpd,
-                                                     {{DNNL_ARG_DIFF_DST, dpd.diff_dst_desc()},
-                                                      {DNNL_ARG_WEIGHTS, dpd.weights_desc()},
-                                                      {DNNL_ARG_DIFF_SRC, dpd.diff_src_desc()}});
+      fwd_ = make_primitive<dnnl::convolution_forward>(be, fpd,
+                                                       {{DNNL_ARG_SRC, fpd.src_desc()},
+                                                        {DNNL_ARG_WEIGHTS, fpd.weights_desc()},
+                                                        {DNNL_ARG_BIAS, b},
+                                                        {DNNL_ARG_DST, fpd.dst_desc()}});
+      bwd_data_ = make_primitive<dnnl::convolution_backward_data>(
+          be, dpd,
+          {{DNNL_ARG_DIFF_DST, dpd.diff_dst_desc()},
+           {DNNL_ARG_WEIGHTS, dpd.weights_desc()},
+           {DNNL_ARG_DIFF_SRC, dpd.diff_src_desc()}});
       // NHWC: the weight gradient by hpdl's kernel for one input channel, and on AVX2 for
       // several (oneDNN's primitive descriptor stays: it names the NHWC layout x and dy are
       // converted to).
@@ -181,7 +181,7 @@ class DnnlConv final : public ConvKernel {
       else if (layout_ == "nhwc" && hpdl_nhwc_weights(d, avx2_))
         nhwc_weights_ = std::make_unique<NhwcWeightGradient>(d, be.kernel_threads);
       else
-        bwd_w_ = make_step<dnnl::convolution_backward_weights>(
+        bwd_w_ = make_primitive<dnnl::convolution_backward_weights>(
             be, wpd,
             {{DNNL_ARG_SRC, wpd.src_desc()},
              {DNNL_ARG_DIFF_DST, wpd.diff_dst_desc()},
@@ -202,9 +202,10 @@ class DnnlConv final : public ConvKernel {
       x_w_ = Relayout(be, x, wpd.src_desc(), false);
       dy_w_ = Relayout(be, y, wpd.diff_dst_desc(), false);
       dw_w_ = Relayout(be, w, wpd.diff_weights_desc(), true);
-      choice_ = layout_ + (forced.layout.empty() ? "" : " as HPDL_CONV_LAYOUT says") +
-                (forced.isa.empty() ? "" : ", kernels as HPDL_CONV_ISA says") + " (forward " +
-                fpd.impl_info_str() + ", backward data " + dpd.impl_info_str() + ", weights " +
+      choice_ = layout_ + (forced.layout.empty() ? "" : " as run.kernels.conv_layout says") +
+                (forced.isa.empty() ? "" : ", kernels as run.kernels.conv_isa says") +
+                " (forward " + fpd.impl_info_str() + ", backward data " + dpd.impl_info_str() +
+                ", weights " +
                 (one_channel_    ? "hpdl's one-channel kernel"
                  : nhwc_weights_ ? "hpdl's NHWC kernel"
                                  : wpd.impl_info_str()) +
@@ -267,12 +268,6 @@ class DnnlConv final : public ConvKernel {
                           ", its input and output kept in that layout"};
     return choice_ + kept[int(native_in_) + 2 * int(native_out_)];
   }
-  bool takes_gradient_rows() const override { return one_channel_ && native_out_; }
-  void backward_weights_from_rows(const float* x, const GradientRows& dy, float* dw,
-                                  float* db) override {
-    HPDL_REQUIRE(takes_gradient_rows(), "convolution: no weight gradient from rows");
-    one_channel_->accumulate(x, dy, dw, db);
-  }
   int64_t native_in_block() const override { return in_block_; }
   int64_t native_out_block() const override { return out_block_; }
   void use_native(bool in, bool out) override {
@@ -286,7 +281,7 @@ class DnnlConv final : public ConvKernel {
   std::string layout_, choice_;
   int64_t in_block_ = 1, out_block_ = 1;
   bool native_in_ = false, native_out_ = false;
-  Step fwd_, bwd_data_, bwd_w_;
+  Primitive fwd_, bwd_data_, bwd_w_;
   Relayout x_fwd_, w_fwd_, y_fwd_, dy_data_, w_data_, dx_data_, x_w_, dy_w_, dw_w_;
   bool x_shared_ = false, dy_shared_ = false;
   AlignedFloats dw_scratch_, db_scratch_;
@@ -296,23 +291,9 @@ class DnnlConv final : public ConvKernel {
 
 }  // namespace
 
-std::unique_ptr<ConvKernel> make_conv(Backend& be, const ConvDims& d, const ConvForced& forced,
+std::unique_ptr<ConvKernel> make_conv(Engine& be, const ConvDims& d, const ConvForced& forced,
                                       bool keep_layouts) {
   return std::make_unique<DnnlConv>(be, d, forced, keep_layouts);
-}
-
-ConvForced forced_conv() {
-  // name's value: "" for unset or "auto", else first or second, or an Error naming it.
-  const auto read = [](const char* name, const std::string& first, const std::string& second) {
-    const char* env = std::getenv(name);
-    const std::string want = env ? env : "";
-    if (want.empty() || want == "auto") return std::string();
-    if (want != first && want != second)
-      throw Error(std::string(name) + " = \"" + want + "\" is not one of: auto, " + first + ", " +
-                  second);
-    return want;
-  };
-  return {read("HPDL_CONV_LAYOUT", "blocked", "nhwc"), read("HPDL_CONV_ISA", "avx2", "native")};
 }
 
 }  // namespace hpdl::onednn

@@ -6,10 +6,10 @@
 #include <limits>
 #include <vector>
 
-#include "denormals.hpp"
+#include "../cpu/denormals.hpp"
+#include "../cpu/loop_kernels.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
-#include "loop_kernels.hpp"
 
 namespace hpdl {
 namespace {

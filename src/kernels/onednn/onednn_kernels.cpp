@@ -12,15 +12,15 @@
 #include <unordered_map>
 #include <vector>
 
-#include "blas_gemm.hpp"
-#include "denormals.hpp"
-#include "element_math.hpp"
+#include "../blas/blas_gemm.hpp"
+#include "../cpu/denormals.hpp"
+#include "../cpu/loop_kernels.hpp"
+#include "../cpu/max_pool.hpp"
+#include "../cpu/recurrent_product.hpp"
+#include "../element_math.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
-#include "loop_kernels.hpp"
-#include "onednn_step.hpp"
-#include "recurrent_product.hpp"
-#include "tiled_max_pool.hpp"
+#include "primitive.hpp"
 
 namespace hpdl::onednn {
 namespace {
@@ -29,7 +29,7 @@ class DnnlDense final : public DenseKernel {
  public:
   // In bf16, x, w and dy are rounded to bf16 on the way in (x_in_, w_in_, dy_in_; no-ops in
   // f32) and every product writes f32.
-  DnnlDense(Backend& be, const DenseDims& d) : d_(d), transposed_dw_(transposed_dw(d)) {
+  DnnlDense(Engine& be, const DenseDims& d) : d_(d), transposed_dw_(transposed_dw(d)) {
     const memory::dim N = d.batch, I = d.in, O = d.out;
     const dt in_t = d.precision == Precision::kBf16 ? dt::bf16 : dt::f32;
     build(be, "dense", [&] {
@@ -46,12 +46,12 @@ class DnnlDense final : public DenseKernel {
         relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
         fwd_attr.set_post_ops(relu);
       }
-      fwd_ = make_step<dnnl::matmul>(
+      fwd_ = make_primitive<dnnl::matmul>(
           be, dnnl::matmul::primitive_desc({xb, wt, bias, y}, fwd_attr, be.engine),
           {{DNNL_ARG_SRC, xb}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, y}});
-      bwd_data_ =
-          make_step<dnnl::matmul>(be, dnnl::matmul::primitive_desc({dyb, wb, x}, attr, be.engine),
-                                  {{DNNL_ARG_SRC, dyb}, {DNNL_ARG_WEIGHTS, wb}, {DNNL_ARG_DST, x}});
+      bwd_data_ = make_primitive<dnnl::matmul>(
+          be, dnnl::matmul::primitive_desc({dyb, wb, x}, attr, be.engine),
+          {{DNNL_ARG_SRC, dyb}, {DNNL_ARG_WEIGHTS, wb}, {DNNL_ARG_DST, x}});
       // dw += dy^T x through a sum post-op (measured faster than the inner-product
       // backward-weights primitive plus an add, 0.75 vs 1.2 ms for the LSTM's 12800x16x64).
       dnnl::post_ops accumulate;
@@ -62,16 +62,16 @@ class DnnlDense final : public DenseKernel {
         const auto xt = memory::desc({I, N}, in_t, memory::dims{1, I});  // x[N,I] as x^T
         const auto dwt = plain({I, O}, tag::ab);
         dw_t_.resize(I * O);
-        bwd_w_ = make_step<dnnl::matmul>(
+        bwd_w_ = make_primitive<dnnl::matmul>(
             be, dnnl::matmul::primitive_desc({xt, dyb, dwt}, attr, be.engine),
             {{DNNL_ARG_SRC, xt}, {DNNL_ARG_WEIGHTS, dyb}, {DNNL_ARG_DST, dwt}});
       } else {
-        bwd_w_ = make_step<dnnl::matmul>(
+        bwd_w_ = make_primitive<dnnl::matmul>(
             be, dnnl::matmul::primitive_desc({dyt, xb, w}, acc_attr, be.engine),
             {{DNNL_ARG_SRC, dyt}, {DNNL_ARG_WEIGHTS, xb}, {DNNL_ARG_DST, w}});
         // dw = dy^T x, written: no memset before, no read of dw inside (LeNet's dense1 at
         // batch 64: its backward 4.2 -> 3.8 ms, Zen 3).
-        bwd_w_write_ = make_step<dnnl::matmul>(
+        bwd_w_write_ = make_primitive<dnnl::matmul>(
             be, dnnl::matmul::primitive_desc({dyt, xb, w}, attr, be.engine),
             {{DNNL_ARG_SRC, dyt}, {DNNL_ARG_WEIGHTS, xb}, {DNNL_ARG_DST, w}});
       }
@@ -142,14 +142,14 @@ class DnnlDense final : public DenseKernel {
 
   DenseDims d_;
   bool transposed_dw_;
-  AlignedFloats dw_t_;                         // [I, O]: x^T dy when transposed_dw_
-  Step fwd_, bwd_data_, bwd_w_, bwd_w_write_;  // bwd_w_write_: not when transposed_dw_
+  AlignedFloats dw_t_;                              // [I, O]: x^T dy when transposed_dw_
+  Primitive fwd_, bwd_data_, bwd_w_, bwd_w_write_;  // bwd_w_write_: not when transposed_dw_
   Relayout x_in_, w_in_, dy_in_;
 };
 
 class DnnlMaxPool final : public MaxPoolKernel {
  public:
-  DnnlMaxPool(Backend& be, const PoolDims& d) {
+  DnnlMaxPool(Engine& be, const PoolDims& d) {
     const memory::dim N = d.batch, C = d.channels;
     build(be, "max_pool", [&] {
       const auto x = plain({N, C, d.in_h, d.in_w}, tag::nchw);
@@ -162,11 +162,11 @@ class DnnlMaxPool final : public MaxPoolKernel {
           be.engine);
       const memory::desc ws = fpd.workspace_desc();
       workspace_.resize(ws.get_size() / sizeof(float) + 1);
-      fwd_ = make_step<dnnl::pooling_forward>(
+      fwd_ = make_primitive<dnnl::pooling_forward>(
           be, fpd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}, {DNNL_ARG_WORKSPACE, ws}});
       dnnl::pooling_backward::primitive_desc bpd({algo, x, y, stride, kernel, pad, pad}, attr,
                                                  be.engine, fpd);
-      bwd_ = make_step<dnnl::pooling_backward>(
+      bwd_ = make_primitive<dnnl::pooling_backward>(
           be, bpd, {{DNNL_ARG_DIFF_DST, y}, {DNNL_ARG_DIFF_SRC, x}, {DNNL_ARG_WORKSPACE, ws}});
       return 0;
     });
@@ -181,23 +181,24 @@ class DnnlMaxPool final : public MaxPoolKernel {
   }
 
  private:
-  Step fwd_, bwd_;
+  Primitive fwd_, bwd_;
   AlignedFloats workspace_;  // argmax positions written by forward, read by backward
 };
 
 // ReLU (tanh and sigmoid are loops: LoopKernels::smooth_activation); backward from its input.
 class DnnlRelu final : public ActivationKernel {
  public:
-  DnnlRelu(Backend& be, int64_t n) {
+  DnnlRelu(Engine& be, int64_t n) {
     build(be, "activation", [&] {
       const auto md = plain({n}, tag::x);
       const auto attr = user_scratchpad();
       const auto algo = dnnl::algorithm::eltwise_relu;
       dnnl::eltwise_forward::primitive_desc fpd(
           {dnnl::prop_kind::forward_training, algo, md, 0.f, 0.f}, attr, be.engine);
-      fwd_ = make_step<dnnl::eltwise_forward>(be, fpd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
+      fwd_ =
+          make_primitive<dnnl::eltwise_forward>(be, fpd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
       dnnl::eltwise_backward::primitive_desc bpd({algo, md, md, 0.f, 0.f}, attr, be.engine, fpd);
-      bwd_ = make_step<dnnl::eltwise_backward>(
+      bwd_ = make_primitive<dnnl::eltwise_backward>(
           be, bpd, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
       return 0;
     });
@@ -210,12 +211,12 @@ class DnnlRelu final : public ActivationKernel {
   }
 
  private:
-  Step fwd_, bwd_;
+  Primitive fwd_, bwd_;
 };
 
 // oneDNN primitives; the loss, dropout, LSTM cell, ScalarNorm, tanh, sigmoid and vector operations
 // are OpenMP loops (LoopKernels): oneDNN has no primitive that fits them. Dense and conv go through
-// OpenBLAS instead when HPDL_GEMM=blas (see blas_gemm.hpp).
+// OpenBLAS instead with run.kernels.gemm = "blas" (see blas_gemm.hpp).
 std::string isa_name(dnnl::cpu_isa isa) {
   switch (isa) {
     case dnnl::cpu_isa::sse41:
@@ -249,19 +250,34 @@ void require_bf16_isa() {
               isa_name(dnnl::get_effective_cpu_isa()) + "); use \"f32\"");
 }
 
+// The layout and ISA run.kernels forces on every convolution, as make_conv takes them.
+ConvForced conv_forced(const KernelChoices& c) {
+  const char* layouts[] = {"", "blocked", "nhwc"};
+  const char* isas[] = {"", "avx2", "native"};
+  return {layouts[int(c.conv_layout)], isas[int(c.conv_isa)]};
+}
+
 class OneDnnKernels final : public LoopKernels {
  public:
-  explicit OneDnnKernels(Precision precision)
+  OneDnnKernels(Precision precision, const KernelChoices& choices)
       : LoopKernels(true),
-        be_(build("engine", [] { return std::make_unique<Backend>(); })),
-        blas_(use_blas_gemm()),
-        conv_forced_(forced_conv()),
+        be_(build("engine", [] { return std::make_unique<Engine>(); })),
+        blas_(choices.gemm == GemmChoice::kBlas),
+        conv_forced_(conv_forced(choices)),
+        keep_layouts_(!choices.plain_activations),
+        onednn_pool_(choices.pool == PoolChoice::kOneDnn),
         precision_(precision) {
+#ifndef HPDL_HAVE_BLAS
+    if (blas_)
+      throw Error(
+          "run.kernels.gemm = \"blas\": this hpdl was built without BLAS (install Debian's "
+          "libopenblas-openmp-dev and configure again)");
+#endif
     if (precision_ == Precision::kF32) return;
     if (blas_)
       throw Error(
-          "run.precision = \"bf16\" with HPDL_GEMM = \"blas\": OpenBLAS computes in f32 "
-          "(unset HPDL_GEMM for oneDNN's bf16 GEMM)");
+          "run.precision = \"bf16\" with run.kernels.gemm = \"blas\": OpenBLAS computes in f32 "
+          "(leave run.kernels.gemm \"auto\" for oneDNN's bf16 GEMM)");
     require_bf16_isa();
   }
   std::string name() const override { return "onednn"; }
@@ -280,8 +296,8 @@ class OneDnnKernels final : public LoopKernels {
   }
   std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
     const bool plain = d.in_block == 1 && d.out_block == 1;
-    if (!std::getenv("HPDL_ONEDNN_POOL") || !plain)
-      if (auto tiled = make_tiled_max_pool(d)) return tiled;  // see tiled_max_pool.hpp
+    if (!onednn_pool_ || !plain)
+      if (auto tiled = make_cpu_max_pool(d)) return tiled;  // see tiled_max_pool.hpp
     HPDL_REQUIRE(plain, "max pool: oneDNN's pooling here takes plain NCHW only");
     return std::make_unique<DnnlMaxPool>(*be_, d);
   }
@@ -292,7 +308,7 @@ class OneDnnKernels final : public LoopKernels {
   std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormDims& d) override {
     return make_batch_norm(*be_, d);
   }
-  // The LSTM's small per-step products: its own panel product (with HPDL_GEMM=blas too).
+  // The LSTM's small per-step products: its own panel product (with gemm = "blas" too).
   std::unique_ptr<RecurrentProductKernel> recurrent_product(const RecurrentDims& d) override {
     return make_panel_recurrent_product(d, be_->kernel_threads);
   }
@@ -303,11 +319,12 @@ class OneDnnKernels final : public LoopKernels {
   }
 
  private:
-  std::unique_ptr<Backend> be_;  // kernels keep a pointer: its address must not move
+  std::unique_ptr<Engine> be_;  // kernels keep a pointer: its address must not move
   bool blas_;
-  ConvForced conv_forced_;  // HPDL_CONV_LAYOUT, HPDL_CONV_ISA: "" (the rules) or forced
-  // Convolutions may keep their own layout for a max pool (not with HPDL_PLAIN_ACTIVATIONS).
-  bool keep_layouts_ = std::getenv("HPDL_PLAIN_ACTIVATIONS") == nullptr;
+  ConvForced conv_forced_;  // run.kernels.conv_layout, conv_isa: "" (the rules) or forced
+  // Convolutions may keep their own layout for a max pool (not with activations = "plain").
+  bool keep_layouts_;
+  bool onednn_pool_;  // run.kernels.pool = "onednn": oneDNN's pooling where activations are plain
   Precision precision_;
 };
 
@@ -316,27 +333,10 @@ class OneDnnKernels final : public LoopKernels {
 
 namespace hpdl {
 
-bool use_blas_gemm() {
-  const char* env = std::getenv("HPDL_GEMM");
-  const std::string want = env ? env : "";
-#ifdef HPDL_HAVE_BLAS
-  constexpr bool built = true;
-#else
-  constexpr bool built = false;
-#endif
-  if (want.empty()) return false;
-  if (want == "onednn") return false;
-  if (want != "blas") throw Error("HPDL_GEMM = \"" + want + "\" is not one of: blas, onednn");
-  if (!built)
-    throw Error(
-        "HPDL_GEMM = \"blas\": this hpdl was built without BLAS (install Debian's "
-        "libopenblas-openmp-dev and configure again)");
-  return true;
-}
-
-std::unique_ptr<KernelFactory> make_onednn_kernels(Precision precision) {
+std::unique_ptr<KernelFactory> make_onednn_kernels(Precision precision,
+                                                   const KernelChoices& choices) {
   flush_denormals();
-  return std::make_unique<onednn::OneDnnKernels>(precision);
+  return std::make_unique<onednn::OneDnnKernels>(precision, choices);
 }
 
 }  // namespace hpdl

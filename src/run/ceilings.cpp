@@ -1,6 +1,6 @@
 // Measured ceilings (see the header). The best call, not the mean: a ceiling is what the
 // machine can do, and the slower calls are interference.
-#include "hpdl/kernels/ceilings.hpp"
+#include "hpdl/run/ceilings.hpp"
 
 #include <unistd.h>
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <optional>
 
-#include "element_math.hpp"
+#include "../element_math.hpp"
 #include "hpdl/core/buffer.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "panel_gemm.hpp"

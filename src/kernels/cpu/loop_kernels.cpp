@@ -9,8 +9,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "device_math.hpp"
-#include "element_math.hpp"
+#include "../device_math.hpp"
+#include "../element_math.hpp"
 #include "hpdl/core/error.hpp"
 
 namespace hpdl {

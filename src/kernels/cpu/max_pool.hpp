@@ -12,7 +12,7 @@ namespace hpdl {
 
 // Returns null when d is not a non-overlapping pooling. With channel blocks (PoolDims::
 // in_block, out_block) other than plain, the block_max_pool.cpp kernel.
-std::unique_ptr<MaxPoolKernel> make_tiled_max_pool(const PoolDims& d);
+std::unique_ptr<MaxPoolKernel> make_cpu_max_pool(const PoolDims& d);
 // The same pooling on activations in channel blocks (kernels.hpp), per sample, converting
 // from the input's blocks to the output's on the way. Throws Error for blocks that do not
 // divide the channels.

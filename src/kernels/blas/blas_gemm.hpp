@@ -1,23 +1,19 @@
 // Dense and convolution layers on a CBLAS sgemm (Debian's OpenBLAS, OpenMP build): a second
-// GEMM path for the oneDNN backend, taken when HPDL_GEMM=blas is in the environment, for
+// GEMM path for the oneDNN backend, taken with run.kernels.gemm = "blas", for
 // CPUs where oneDNN lacks optimised kernels. oneDNN 2.6 on arm64 without SVE (every
 // Raspberry Pi) names its convolution "gemm:ref"; under qemu as a Cortex-A72 its matmul and
 // convolution nevertheless ran as fast per FLOP as OpenBLAS's NEON kernels (and twice as
 // fast as its own public dnnl_sgemm), and this path's im2col made LeNet 25 % slower, so
 // oneDNN stays the default everywhere; emulation cannot time NEON code as a Pi runs it,
-// so `HPDL_GEMM=blas hpdl time` on the Pi itself decides (docs/raspberry_pi.md). Built
-// wherever CMake finds OpenBLAS (HPDL_HAVE_BLAS); the parity tests run both paths.
-// Private to kernels/.
+// so `hpdl time --set run.kernels.gemm='"blas"'` on the Pi itself decides (docs/raspberry_pi.md).
+// Built wherever CMake finds OpenBLAS (HPDL_HAVE_BLAS); the parity tests run both paths. Private to
+// kernels/.
 #pragma once
 #include <memory>
 
 #include "hpdl/kernels/kernels.hpp"
 
 namespace hpdl {
-
-// Whether the dense and conv layers of the oneDNN backend go through BLAS: HPDL_GEMM = "blas"
-// (an error where it is not built) or "onednn" (the default, also when unset).
-bool use_blas_gemm();
 
 #ifdef HPDL_HAVE_BLAS
 std::unique_ptr<DenseKernel> make_blas_dense(const DenseDims& d);

@@ -1,8 +1,8 @@
 // The oneDNN batch normalisation kernel (see the class comment).
 #include <vector>
 
-#include "element_math.hpp"
-#include "onednn_step.hpp"
+#include "../element_math.hpp"
+#include "primitive.hpp"
 
 namespace hpdl::onednn {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 // go through a scratch [2, C] and are added; a null dx goes to a scratch of x's size.
 class DnnlBatchNorm final : public BatchNormKernel {
  public:
-  DnnlBatchNorm(Backend& be, const BatchNormDims& d)
+  DnnlBatchNorm(Engine& be, const BatchNormDims& d)
       : d_(d),
         dgamma_(static_cast<size_t>(d.channels)),
         dbeta_(static_cast<size_t>(d.channels)),
@@ -28,13 +28,13 @@ class DnnlBatchNorm final : public BatchNormKernel {
       const auto ss = normalization_flags::use_scale | normalization_flags::use_shift;
       // Training writes mean and variance, inference reads them: the same arguments.
       auto forward = [&](const dnnl::batch_normalization_forward::primitive_desc& pd) {
-        return make_step<dnnl::batch_normalization_forward>(be, pd,
-                                                            {{DNNL_ARG_SRC, md},
-                                                             {DNNL_ARG_DST, md},
-                                                             {DNNL_ARG_SCALE, cmd},
-                                                             {DNNL_ARG_SHIFT, cmd},
-                                                             {DNNL_ARG_MEAN, cmd},
-                                                             {DNNL_ARG_VARIANCE, cmd}});
+        return make_primitive<dnnl::batch_normalization_forward>(be, pd,
+                                                                 {{DNNL_ARG_SRC, md},
+                                                                  {DNNL_ARG_DST, md},
+                                                                  {DNNL_ARG_SCALE, cmd},
+                                                                  {DNNL_ARG_SHIFT, cmd},
+                                                                  {DNNL_ARG_MEAN, cmd},
+                                                                  {DNNL_ARG_VARIANCE, cmd}});
       };
       dnnl::batch_normalization_forward::primitive_desc train_pd(
           {dnnl::prop_kind::forward_training, md, d.eps, ss}, attr, be.engine);
@@ -45,16 +45,16 @@ class DnnlBatchNorm final : public BatchNormKernel {
                         be.engine});
       dnnl::batch_normalization_backward::primitive_desc bwd_pd(
           {dnnl::prop_kind::backward, md, md, d.eps, ss}, attr, be.engine, train_pd);
-      bwd_ = make_step<dnnl::batch_normalization_backward>(be, bwd_pd,
-                                                           {{DNNL_ARG_SRC, md},
-                                                            {DNNL_ARG_DIFF_DST, md},
-                                                            {DNNL_ARG_SCALE, cmd},
-                                                            {DNNL_ARG_SHIFT, cmd},
-                                                            {DNNL_ARG_MEAN, cmd},
-                                                            {DNNL_ARG_VARIANCE, cmd},
-                                                            {DNNL_ARG_DIFF_SRC, md},
-                                                            {DNNL_ARG_DIFF_SCALE, cmd},
-                                                            {DNNL_ARG_DIFF_SHIFT, cmd}});
+      bwd_ = make_primitive<dnnl::batch_normalization_backward>(be, bwd_pd,
+                                                                {{DNNL_ARG_SRC, md},
+                                                                 {DNNL_ARG_DIFF_DST, md},
+                                                                 {DNNL_ARG_SCALE, cmd},
+                                                                 {DNNL_ARG_SHIFT, cmd},
+                                                                 {DNNL_ARG_MEAN, cmd},
+                                                                 {DNNL_ARG_VARIANCE, cmd},
+                                                                 {DNNL_ARG_DIFF_SRC, md},
+                                                                 {DNNL_ARG_DIFF_SCALE, cmd},
+                                                                 {DNNL_ARG_DIFF_SHIFT, cmd}});
       return 0;
     });
   }
@@ -97,12 +97,12 @@ class DnnlBatchNorm final : public BatchNormKernel {
   BatchNormDims d_;
   // oneDNN 2.6's backward asks for the shift argument although the math does not read it.
   AlignedFloats dgamma_, dbeta_, unused_shift_, dx_scratch_;
-  Step train_, infer_, bwd_;
+  Primitive train_, infer_, bwd_;
 };
 
 }  // namespace
 
-std::unique_ptr<BatchNormKernel> make_batch_norm(Backend& be, const BatchNormDims& d) {
+std::unique_ptr<BatchNormKernel> make_batch_norm(Engine& be, const BatchNormDims& d) {
   return std::make_unique<DnnlBatchNorm>(be, d);
 }
 

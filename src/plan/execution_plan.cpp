@@ -1,0 +1,80 @@
+// The execution plan read from a bound model (execution_plan.hpp).
+#include "hpdl/plan/execution_plan.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "hpdl/config/kernel_choices.hpp"
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlannedOperation, layer, kind, kernel)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExecutionPlan, backend, gemm, precision, overrides, one_thread,
+                                   operations)
+
+ExecutionPlan plan_of(const Model& model, const RunConfig& run) {
+  ExecutionPlan p;
+  p.backend = model.kernels_name();
+  p.gemm = gemm_library(p.backend, run.kernels);
+  p.precision = run.precision;
+  p.overrides = kernel_choices_text(run.kernels);
+  p.one_thread = model.one_thread();
+  for (size_t i = 0; i < model.num_layers(); ++i) {
+    const Layer& l = model.layer(i);
+    p.operations.push_back({l.name(), l.kind(), l.kernel_choice()});
+  }
+  return p;
+}
+
+std::string ExecutionPlan::first_difference(const ExecutionPlan& o) const {
+  const auto differs = [](const std::string& what, const std::string& mine,
+                          const std::string& theirs) {
+    return what + ": it has " + (mine.empty() ? "none" : mine) + ", this run " +
+           (theirs.empty() ? "none" : theirs);
+  };
+  if (backend != o.backend) return differs("backend", backend, o.backend);
+  if (gemm != o.gemm) return differs("GEMM", gemm, o.gemm);
+  if (precision != o.precision) return differs("precision", precision, o.precision);
+  if (overrides != o.overrides) return differs("run.kernels", overrides, o.overrides);
+  if (one_thread != o.one_thread)
+    return differs("threads", one_thread ? "one" : "all", o.one_thread ? "one" : "all");
+  if (operations.size() != o.operations.size())
+    return differs("operations", std::to_string(operations.size()),
+                   std::to_string(o.operations.size()));
+  for (size_t i = 0; i < operations.size(); ++i) {
+    const PlannedOperation &a = operations[i], &b = o.operations[i];
+    if (a.layer != b.layer || a.kind != b.kind)
+      return differs("operation " + std::to_string(i + 1), a.layer + " (" + a.kind + ")",
+                     b.layer + " (" + b.kind + ")");
+    if (a.kernel != b.kernel) return differs(a.layer, a.kernel, b.kernel);
+  }
+  return "";
+}
+
+std::string ExecutionPlan::table() const {
+  std::string t = "plan: backend " + backend + ", GEMM " + gemm + ", " + precision +
+                  (overrides.empty() ? "" : ", run.kernels: " + overrides) +
+                  (one_thread ? ", kernels on one thread" : "") + "\n";
+  // One row an operation that chose among ways to compute (the rest have one), in the form
+  // `hpdl time` has always printed: "conv1            chose nhwc (...)".
+  for (const PlannedOperation& op : operations)
+    if (!op.kernel.empty()) {
+      std::string name = op.layer;
+      name.resize(std::max<size_t>(name.size(), 16), ' ');
+      t += name + " chose " + op.kernel + "\n";
+    }
+  return t;
+}
+
+std::string ExecutionPlan::serialise() const { return nlohmann::json(*this).dump(); }
+
+ExecutionPlan ExecutionPlan::parse(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text).get<ExecutionPlan>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("its execution plan does not parse (") + e.what() + ")");
+  }
+}
+
+}  // namespace hpdl
