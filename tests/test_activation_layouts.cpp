@@ -170,14 +170,15 @@ TEST(ActivationLayouts, ConvolutionsKeepTheirLayoutThroughPoolsAndActivations) {
   const Chain& c = *net.chain;
   // Activations: 0 input, 1 conv1 (= 2, its fused ReLU), 3 pool1, 4 conv2, 5 tanh, 6 conv3
   // (= 7, its fused ReLU), 8 pool2 (= 9, flatten), 10 output.
-  const int64_t conv1 = c.layer(0).native_out_block(), conv2 = c.layer(3).native_out_block(),
-                conv3 = c.layer(5).native_out_block();
+  const int64_t conv1 = c.layer(0).plan().native_out_block(),
+                conv2 = c.layer(3).plan().native_out_block(),
+                conv3 = c.layer(5).plan().native_out_block();
   for (const size_t i : {size_t{0}, size_t{8}, size_t{9}, size_t{10}})
     EXPECT_EQ(c.activation_block(i), 1) << "activation " << i << " must stay plain";
   EXPECT_EQ(c.activation_block(1), conv1);
   EXPECT_EQ(c.activation_block(2), conv1);
-  EXPECT_EQ(c.activation_block(3), c.layer(3).native_in_block());
-  const int64_t between = conv2 == c.layer(5).native_in_block() ? conv2 : 1;
+  EXPECT_EQ(c.activation_block(3), c.layer(3).plan().native_in_block());
+  const int64_t between = conv2 == c.layer(5).plan().native_in_block() ? conv2 : 1;
   EXPECT_EQ(c.activation_block(4), between);
   EXPECT_EQ(c.activation_block(5), between);
   EXPECT_EQ(c.activation_block(6), conv3);
@@ -211,7 +212,7 @@ TEST(ActivationLayouts, APoolThatReadsPlainWritesPlain) {
   const BoundChain net(std::move(ls), Shape{{2, 3, 12, 12}}, false);
   const Chain& c = *net.chain;
   EXPECT_EQ(c.activation_block(1), 1);
-  EXPECT_EQ(c.activation_block(2), c.layer(1).native_out_block());
+  EXPECT_EQ(c.activation_block(2), c.layer(1).plan().native_out_block());
   EXPECT_EQ(c.layer(0).kernel_choice(), "");
 }
 

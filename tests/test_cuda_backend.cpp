@@ -78,7 +78,7 @@ TEST_F(CudaParity, Dense) {
                 });
 }
 
-// A dense layer that applies the ReLU after it (Layer::absorb_following_relu): on the GPU its
+// A dense layer that applies the ReLU after it (PlanHooks::absorb_following_relu): on the GPU its
 // ReLU kernel runs on the output in place and the backward passes the gradient through it.
 // Outputs and every gradient against the reference backend's fused layer.
 TEST_F(CudaParity, DenseWithTheReluAfterIt) {
@@ -90,7 +90,7 @@ TEST_F(CudaParity, DenseWithTheReluAfterIt) {
                 [&](KernelFactory& k, const std::vector<float*>& p) {
                   Dense dense(O, Init::kGlorotUniform);
                   dense.set_name("dense");
-                  ASSERT_TRUE(dense.absorb_following_relu());
+                  ASSERT_TRUE(dense.plan().absorb_following_relu());
                   dense.setup(Shape{{N, I}});
                   dense.bind({{p[1], size_t(O * I)}, {p[2], size_t(O)}},
                              {{p[6], size_t(O * I)}, {p[7], size_t(O)}}, k);

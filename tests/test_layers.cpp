@@ -148,7 +148,7 @@ TEST_P(LayerTest, MaxPoolWithFusedReluGradient) {  // a ReLU before it, absorbed
       GetParam(),
       [] {
         auto pool = std::make_unique<MaxPool2d>(2, 2);
-        pool->absorb_relu();
+        pool->plan().absorb_relu();
         return pool;
       },
       Shape{{2, 3, 6, 6}}, false, Inputs::kSeparated);
@@ -158,7 +158,7 @@ TEST_P(LayerTest, DenseWithFusedReluGradient) {  // a ReLU after it, absorbed
       GetParam(),
       [] {
         auto dense = std::make_unique<Dense>(6, Init::kGlorotUniform);
-        dense->absorb_following_relu();
+        dense->plan().absorb_following_relu();
         return dense;
       },
       Shape{{3, 7}}, false, Inputs::kSeparated);
@@ -572,7 +572,7 @@ TEST(Contract, BackwardFreshWritesOneBatchsGradient) {
         for (int64_t i = 0; i < m.num_params(); ++i)
           ASSERT_EQ(m.grads()[i], want[size_t(i)]) << backend << " round " << round << " at " << i;
       }
-      const bool dense_writes = m.layer(m.num_layers() - 1).writes_param_grads();
+      const bool dense_writes = m.layer(m.num_layers() - 1).plan().writes_param_grads();
       // oneDNN's matmul writes; under HPDL_GEMM=blas the dense product is OpenBLAS's, which adds.
       EXPECT_EQ(dense_writes, backend == "onednn" && onednn_gemm() == "oneDNN") << backend;
     }

@@ -1,5 +1,5 @@
-// ReLU fused into the max-pool after it (Layer::absorb_relu) or into the dense layer before
-// it (Layer::absorb_following_relu): which chains fuse, and that a fused pool computes
+// ReLU fused into the max-pool after it (PlanHooks::absorb_relu) or into the dense layer before
+// it (PlanHooks::absorb_following_relu): which chains fuse, and that a fused pool computes
 // exactly what a ReLU layer followed by the pool computes — outputs and input gradients
 // equal, on every CPU backend, for the tiled 2x2 pool, an odd-sized input and oneDNN's
 // overlapping pool (where the layer applies the ReLU), on inputs full of windows whose
@@ -48,7 +48,7 @@ TEST_P(FusedPool, EqualsReluLayerThenPool) {
   ActivationLayer act(Activation::kRelu);
   MaxPool2d pool(c.kernel, c.stride), fused(c.kernel, c.stride);
   act.set_name("relu"), pool.set_name("pool"), fused.set_name("fused");
-  ASSERT_TRUE(fused.absorb_relu());
+  ASSERT_TRUE(fused.plan().absorb_relu());
   act.setup(c.in);
   const Shape out = pool.setup(c.in);
   fused.setup(c.in);
@@ -97,7 +97,7 @@ TEST(ReluFusion, DenseWithTheReluAfterItEqualsDenseThenRelu) {
     Dense dense(O, Init::kGlorotUniform), fused(O, Init::kGlorotUniform);
     ActivationLayer act(Activation::kRelu);
     dense.set_name("dense"), fused.set_name("fused"), act.set_name("relu");
-    ASSERT_TRUE(fused.absorb_following_relu());
+    ASSERT_TRUE(fused.plan().absorb_following_relu());
     dense.setup(Shape{{N, I}}), fused.setup(Shape{{N, I}}), act.setup(Shape{{N, O}});
     const std::vector<float> w = kinked_values(O * I, 7), b = kinked_values(O, 8);
     std::vector<float> w1 = w, b1 = b, w2 = w, b2 = b;
@@ -133,7 +133,7 @@ TEST(ReluFusion, ChainFusesAReluIntoAPoolAfterItOrADenseLayerBeforeIt) {
   {
     auto c = setup(
         layers(std::make_unique<Conv2d>(4, 3, 1, 1), relu(), std::make_unique<MaxPool2d>(2, 2)));
-    EXPECT_TRUE(c->layer(1).is_view());
+    EXPECT_TRUE(c->layer(1).plan().is_view());
     EXPECT_EQ(c->layer(1).kernel_choice(), "fused into l2 (applied to its output)");
     EXPECT_EQ(c->layer(1).work(true).forward.flops, 0);
     // The ReLU's activation and its gradient are no longer stored: against a tanh there,
@@ -148,7 +148,7 @@ TEST(ReluFusion, ChainFusesAReluIntoAPoolAfterItOrADenseLayerBeforeIt) {
         std::make_unique<Chain>(layers(std::make_unique<Dense>(5, Init::kGlorotUniform), relu(),
                                        std::make_unique<Dense>(3, Init::kGlorotUniform)));
     c->setup(Shape{{2, 7}});
-    EXPECT_TRUE(c->layer(1).is_view());
+    EXPECT_TRUE(c->layer(1).plan().is_view());
     EXPECT_EQ(c->layer(1).kernel_choice(), "fused into l0 (applied to its output)");
   }
   {  // a ReLU before a convolution, a tanh before a pool, a ReLU at the end: none fused
@@ -156,11 +156,11 @@ TEST(ReluFusion, ChainFusesAReluIntoAPoolAfterItOrADenseLayerBeforeIt) {
                           std::make_unique<Conv2d>(4, 3, 1, 1),
                           std::make_unique<ActivationLayer>(Activation::kTanh),
                           std::make_unique<MaxPool2d>(2, 2), relu()));
-    for (size_t i = 0; i < c->size(); ++i) EXPECT_FALSE(c->layer(i).is_view()) << i;
+    for (size_t i = 0; i < c->size(); ++i) EXPECT_FALSE(c->layer(i).plan().is_view()) << i;
     auto d =
         std::make_unique<Chain>(layers(std::make_unique<Dense>(5, Init::kGlorotUniform), relu()));
     d->setup(Shape{{2, 7}});
-    EXPECT_FALSE(d->layer(1).is_view());  // a dense layer and the chain's last ReLU
+    EXPECT_FALSE(d->layer(1).plan().is_view());  // a dense layer and the chain's last ReLU
   }
 }
 

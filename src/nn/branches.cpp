@@ -13,7 +13,9 @@
 namespace hpdl {
 
 Branches::Branches(std::vector<std::pair<std::string, Chain>> branches, Combine combine)
-    : branches_(std::move(branches)), combine_(combine) {}
+    : branches_(std::move(branches)), combine_(combine) {
+  set_plan_hooks(*this);
+}
 
 Shape Branches::setup(const Shape& in) {
   HPDL_REQUIRE(!branches_.empty(), "layer '" + name() + "' has no branches");

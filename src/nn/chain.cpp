@@ -9,9 +9,9 @@ Chain::Chain(std::vector<std::unique_ptr<Layer>> layers) : layers_(std::move(lay
 
 Shape Chain::setup(const Shape& in) {
   HPDL_REQUIRE(!layers_.empty(), "a chain of layers is empty");
-  HPDL_REQUIRE(!layers_.back()->is_view(), "layer '" + layers_.back()->name() + "' (" +
-                                               layers_.back()->kind() +
-                                               ") cannot be the last layer of a chain");
+  HPDL_REQUIRE(!layers_.back()->plan().is_view(), "layer '" + layers_.back()->name() + "' (" +
+                                                      layers_.back()->kind() +
+                                                      ") cannot be the last layer of a chain");
   shapes_ = {in};
   for (auto& l : layers_) {
     shapes_.push_back(l->setup(shapes_.back()));
@@ -21,19 +21,19 @@ Shape Chain::setup(const Shape& in) {
   params_before_.assign(n + 1, false);
   for (size_t i = 1; i <= n; ++i) params_before_[i] = params_before_[i - 1] || spec_counts_[i - 1];
   // A ReLU whose next layer takes it over, or else the layer before it, becomes a view
-  // (Layer::absorb_relu, absorb_following_relu); never the chain's last layer.
+  // (PlanHooks::absorb_relu, absorb_following_relu); never the chain's last layer.
   for (size_t i = 0; i + 1 < n; ++i) {
-    if (!layers_[i]->is_relu()) continue;
-    if (layers_[i + 1]->absorb_relu())
-      layers_[i]->fuse_into(layers_[i + 1]->name());
-    else if (i > 0 && layers_[i - 1]->absorb_following_relu())
-      layers_[i]->fuse_into(layers_[i - 1]->name());
+    if (!layers_[i]->plan().is_relu()) continue;
+    if (layers_[i + 1]->plan().absorb_relu())
+      layers_[i]->plan().fuse_into(layers_[i + 1]->name());
+    else if (i > 0 && layers_[i - 1]->plan().absorb_following_relu())
+      layers_[i]->plan().fuse_into(layers_[i - 1]->name());
   }
   // What the model will hold, checked before any of it is allocated: activations and their
   // gradients here; parameters, gradients and up to two optimizer buffers in the model.
   uint64_t values = 0;
   for (size_t i = 1; i <= n; ++i)
-    if (!layers_[i - 1]->is_view()) values += 2 * static_cast<uint64_t>(shapes_[i].numel());
+    if (!layers_[i - 1]->plan().is_view()) values += 2 * static_cast<uint64_t>(shapes_[i].numel());
   for (const auto& spec : param_specs()) values += 4 * static_cast<uint64_t>(spec.size);
   estimated_bytes_ = values * sizeof(float);
   require_memory(estimated_bytes_, "the model at batch " + std::to_string(in[0]));
@@ -63,7 +63,7 @@ void Chain::bind(const std::vector<std::span<float>>& p, const std::vector<std::
   dact_.assign(n + 1, nullptr);
   // Activation i (1..n) is owned unless layer i-1 is a view of its input.
   for (size_t i = 1; i <= n; ++i) {
-    if (layers_[i - 1]->is_view()) continue;
+    if (layers_[i - 1]->plan().is_view()) continue;
     act_store_[i] = Buffer(shapes_[i].numel(), kernels.device());
     if (i < n)
       dact_store_[i] = Buffer(shapes_[i].numel(), kernels.device());  // dact_[n]: the caller's dy
@@ -80,7 +80,7 @@ void Chain::bind(const std::vector<std::span<float>>& p, const std::vector<std::
       all = {first, size_t(lg.back().data() + lg.back().size() - first)};
     }
     layers_[i]->bind(std::move(lp), std::move(lg), kernels);
-    if (!layers_[i]->writes_param_grads()) zeroed_grads_[i] = all;
+    if (!layers_[i]->plan().writes_param_grads()) zeroed_grads_[i] = all;
   }
   agree_layouts(kernels);
 }
@@ -97,16 +97,16 @@ void Chain::agree_layouts(KernelFactory& kernels) {
   blocks_.assign(n + 1, 1);
   std::vector<int64_t> in(n, 1), out(n, 1);
   for (size_t i = 0; i < n; ++i) {
-    if (layers_[i]->is_view() || layers_[i]->keeps_layout()) continue;
+    if (layers_[i]->plan().is_view() || layers_[i]->plan().keeps_layout()) continue;
     size_t j = i + 1;
-    while (j < n && layers_[j]->keeps_layout()) ++j;
-    if (j == n || layers_[j]->is_view()) continue;  // the chain's output, or a flatten
+    while (j < n && layers_[j]->plan().keeps_layout()) ++j;
+    if (j == n || layers_[j]->plan().is_view()) continue;  // the chain's output, or a flatten
     // A layer that writes any block writes plain when it reads plain: it changes the layout
     // only on the way out of blocks (a pool turning plain into blocks would do it one
     // channel at a time).
-    int64_t made = layers_[i]->native_out_block();
+    int64_t made = layers_[i]->plan().native_out_block();
     if (made == kAnyBlock && in[i] == 1) made = 1;
-    const int64_t read = layers_[j]->native_in_block();
+    const int64_t read = layers_[j]->plan().native_in_block();
     int64_t block = 1;
     if (made == kAnyBlock)
       block = read == kAnyBlock ? 1 : read;
@@ -116,7 +116,7 @@ void Chain::agree_layouts(KernelFactory& kernels) {
     for (size_t k = i + 1; k <= j; ++k) blocks_[k] = block;
   }
   for (size_t i = 0; i < n; ++i)
-    if (in[i] != 1 || out[i] != 1) layers_[i]->use_blocks(in[i], out[i], kernels);
+    if (in[i] != 1 || out[i] != 1) layers_[i]->plan().use_blocks(in[i], out[i], kernels);
 }
 
 void Chain::set_profiler(Profiler* p) {
@@ -130,7 +130,7 @@ void Chain::set_profiler(Profiler* p) {
 }
 
 bool Chain::write_output_rows_apart(int64_t stride, KernelFactory& kernels) {
-  if (!layers_.back()->write_rows_apart(stride, kernels)) return false;
+  if (!layers_.back()->plan().write_rows_apart(stride, kernels)) return false;
   output_outside_ = true;
   act_store_.back() = Buffer();
   return true;
@@ -142,9 +142,9 @@ void Chain::forward(const float* x, const Pass& pass, float* out) {
   act_[0] = const_cast<float*>(x);  // layers only read their input
   const size_t n = layers_.size();
   for (size_t i = 0; i < n; ++i) {
-    act_[i + 1] = layers_[i]->is_view() ? act_[i]
-                  : i + 1 == n && out   ? out
-                                        : act_store_[i + 1].data();
+    act_[i + 1] = layers_[i]->plan().is_view() ? act_[i]
+                  : i + 1 == n && out          ? out
+                                               : act_store_[i + 1].data();
     DeviceScope timed(profiler_, profiler_ ? fwd_ids_[i] : 0);
     DeviceRange named(*device_, fwd_ranges_[i].c_str());
     layers_[i]->forward(act_[i], act_[i + 1], pass);
@@ -166,7 +166,7 @@ void Chain::backward(const float* x, const float* dy, float* dx, const Pass& pas
   dact_[0] = dx;
   for (size_t i = 1; i < n; ++i)
     dact_[i] = !layer_writes_input_grad(i, dx != nullptr) ? nullptr
-               : layers_[i - 1]->is_view()                ? dact_[i - 1]
+               : layers_[i - 1]->plan().is_view()         ? dact_[i - 1]
                                                           : dact_store_[i].data();
   dact_[n] = const_cast<float*>(dy);  // the last layer only reads it
   for (size_t i = n; i-- > 0;) {

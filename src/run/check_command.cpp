@@ -4,6 +4,7 @@
 // H5Split::validate over every row: labels and finite inputs). Sweep submission runs it on
 // every grid line before queueing anything. --ranks N adds the checks that depend on the
 // job's size (samples per rank, batch, parameter-server layout), by the code train runs.
+// Last, the execution plan train would run (plan/execution_plan.hpp), where the backend runs.
 #include <cstdio>
 
 #include "hpdl/builder/builder.hpp"
@@ -11,6 +12,7 @@
 #include "hpdl/core/error.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
+#include "hpdl/plan/execution_plan.hpp"
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/data_splits.hpp"
 #include "hpdl/run/job_layout.hpp"
@@ -27,8 +29,10 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets, i
     const DataSplits splits = open_splits(cfg);
     // The job-size checks train makes on each rank, here for every rank of the job.
     if (ranks == 0) ranks = minimum_ranks(cfg);
+    int64_t local_batch = 0;  // rank 0's (sync), every worker's (parameter server)
     for (int r = 0; r < ranks; ++r) {
-      check_job_layout(cfg, *splits.train, r, ranks);
+      const int64_t b = check_job_layout(cfg, *splits.train, r, ranks);
+      if (r == 0) local_batch = b;
       if (!cfg.distributed.async()) break;  // sync: the same on every rank
     }
     std::string data;
@@ -48,6 +52,13 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets, i
     std::printf(
         "backend %s (%s): %s\n", cfg.run.backend.c_str(), cfg.run.precision.c_str(),
         why_not.empty() ? "runs here" : ("not available on this machine: " + why_not).c_str());
+    // The plan train would run, where its backend runs here: its kernels choose at bind from
+    // the shapes at the local batch, so the model is built again on that backend.
+    if (why_not.empty())
+      std::printf(
+          "%s", plan_of(*build_model(cfg.model, local_batch, cfg.run, 0), cfg.run).table().c_str());
+    else
+      std::printf("plan: made where the backend runs (hpdl time prints it there)\n");
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hpdl: error: %s\n", e.what());

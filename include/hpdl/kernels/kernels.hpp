@@ -68,7 +68,7 @@ struct ConvDims {
 // Max pooling over K x K windows with stride S, no padding.
 struct PoolDims {
   int64_t batch, channels, in_h, in_w, kernel, stride;
-  // A ReLU on the output (a ReLU layer before the pool, fused: Layer::absorb_relu). A kernel
+  // A ReLU on the output (a ReLU layer before the pool, fused: PlanHooks::absorb_relu). A kernel
   // that applies it says so (MaxPoolKernel::applies_relu); for one that does not, the layer
   // applies it with the backend's activation kernel.
   bool relu = false;

@@ -8,7 +8,7 @@
 // Branches inside such a branch run as OpenMP tasks, so a thread that finishes its own
 // branches early takes over part of another's.
 // A concatenated branch whose last layer can write its rows into the joined output (an
-// LSTM on a CPU backend: Layer::write_rows_apart) does so, and reads its slice of the
+// LSTM on a CPU backend: PlanHooks::write_rows_apart) does so, and reads its slice of the
 // output gradient in place: no copy either way.
 #pragma once
 #include <functional>
@@ -20,7 +20,7 @@
 
 namespace hpdl {
 
-class Branches final : public Layer {
+class Branches final : public Layer, PlanHooks {
  public:
   enum class Combine { kConcat, kSum };
   // Each branch has a name; its parameters are named "<branch>.<layer>.<param>".

@@ -4,7 +4,7 @@
 // backend's device, allocated once in bind(). A view layer (flatten) shares its input's
 // storage; it may not be the last layer of a chain. Activations are plain [N, C, H, W],
 // except one between a layer that writes another layout natively and the next (past layers
-// that keep layouts: activations) that reads it (Layer::native_out_block): a convolution's
+// that keep layouts: activations) that reads it (PlanHooks::native_out_block): a convolution's
 // own layout into and out of a max pool, or between two convolutions joined by an
 // activation, agreed in bind(). The chain's input and output stay plain.
 #pragma once
@@ -33,7 +33,7 @@ class Chain {
             KernelFactory& kernels);
 
   // After bind, for a concatenation of chains: the last layer writes its output into the
-  // caller's buffer, rows `stride` floats apart (Layer::write_rows_apart), instead of the
+  // caller's buffer, rows `stride` floats apart (PlanHooks::write_rows_apart), instead of the
   // chain's own; false where that layer cannot. Then forward takes that buffer as `out`,
   // output() points into it, and backward's dy has the same row stride.
   bool write_output_rows_apart(int64_t stride, KernelFactory& kernels);

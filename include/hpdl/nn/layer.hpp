@@ -14,6 +14,7 @@
 
 #include "hpdl/core/tensor.hpp"
 #include "hpdl/kernels/kernels.hpp"
+#include "hpdl/nn/plan_hooks.hpp"
 #include "hpdl/profile/work.hpp"
 
 namespace hpdl {
@@ -45,13 +46,17 @@ struct Pass {
   // layers started (GradientReducer::progress). Empty: nothing to move.
   std::function<void()> progress;
   // Parameter gradients in backward: false, added to (the caller zeroed them for one batch's);
-  // true, written by the layers that writes_param_grads(), and zeroed by the chain just before
-  // the others' backward (Model::backward_fresh).
+  // true, written by the layers whose PlanHooks::writes_param_grads(), and zeroed by the chain just
+  // before the others' backward (Model::backward_fresh).
   bool write_param_grads = false;
 };
 
+// The life cycle only; what the chain's planning asks of a layer is its PlanHooks (plan()).
 class Layer {
  public:
+  Layer() = default;
+  Layer(const Layer&) = delete;  // plan() may point into the layer itself
+  Layer& operator=(const Layer&) = delete;
   virtual ~Layer() = default;
   virtual std::string kind() const = 0;
 
@@ -62,56 +67,9 @@ class Layer {
   // workspaces (Buffer(n, kernels.device())).
   virtual void bind(std::vector<std::span<float>> params, std::vector<std::span<float>> grads,
                     KernelFactory& kernels) = 0;
-  // True when the output is the input viewed with another shape (no copy, no work).
-  virtual bool is_view() const { return false; }
-
-  // ReLU fusion, decided by Chain::setup before bind: a ReLU followed by a layer that can
-  // apply it to its own output exactly (max pooling: max over a window and ReLU commute, and
-  // the gradient reaches the same inputs) becomes a view of its input, and that layer
-  // applies the ReLU to its output instead, a quarter of the elements after a 2x2 pool.
-  // Failing that, a layer before the ReLU may take it on (a dense layer: a post-op of its
-  // product, no pass of its own over the output).
-  virtual bool is_relu() const { return false; }
-  // Asked of the layer after a ReLU: true = it now applies the ReLU to its output.
-  virtual bool absorb_relu() { return false; }
-  // Asked of the layer before a ReLU the next layer did not take: true = it now applies the
-  // ReLU to its own output, and its backward takes the ReLU's gradient too.
-  virtual bool absorb_following_relu() { return false; }
-  // Told to the ReLU whose work the layer `next` took over.
-  virtual void fuse_into(const std::string& next) { (void)next; }
-
-  // Activation layouts (kernels.hpp: channel blocks), agreed by Chain::bind once every layer
-  // is bound: the block the layer's kernels read x and dx in (write y and dy in) with no
-  // conversion; 1 = plain NCHW (every layer but a convolution and a max pool), kAnyBlock =
-  // whichever its neighbour wants (a max pool converts on the way).
-  virtual int64_t native_in_block() const { return 1; }
-  virtual int64_t native_out_block() const { return 1; }
-  // Told the agreed blocks of x/dx and y/dy; called only when one of them is not 1, and only
-  // with blocks the layer offered (or any, where it offered kAnyBlock). May rebuild kernels.
-  virtual void use_blocks(int64_t in_block, int64_t out_block, KernelFactory& k) {
-    (void)in_block, (void)out_block, (void)k;
-  }
-  // True for a layer that works element by element alike in any layout and hands its input's
-  // layout on (an activation, fused or not); false for one that needs plain (flatten reads
-  // [N, C, H, W] as [N, C H W]; dropout's masks and batch-norm's channels follow the index).
-  virtual bool keeps_layout() const { return false; }
-
-  // Asked once bound, by a concatenation of the branch chains this layer ends: whether it can
-  // write its output's rows (the last axis) `stride` floats apart, straight into the joined
-  // output, and read its output gradient's rows from the same places. May rebuild kernels.
-  virtual bool write_rows_apart(int64_t stride, KernelFactory& k) {
-    (void)stride, (void)k;
-    return false;
-  }
-
   virtual void forward(const float* x, float* y, const Pass& pass) = 0;
   virtual void backward(const float* x, const float* y, const float* dy, float* dx,
                         const Pass& pass) = 0;
-  // Whether backward gives one batch's parameter gradients without being zeroed first (it
-  // writes them, or, a layer with branches, its inner chains zero or write them), when
-  // pass.write_param_grads (after bind); if false, the chain zeroes them before its backward.
-  virtual bool writes_param_grads() const { return false; }
-
   // FLOPs and bytes of forward and backward at the set-up batch (profile/work.hpp); with
   // input_grad false, backward computes no input gradient (the model's first layer).
   virtual LayerWork work(bool input_grad) const = 0;
@@ -122,8 +80,21 @@ class Layer {
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
 
+  // What the chain's planning reads and tells (plan_hooks.hpp): the defaults unless the
+  // layer handed its own in its constructor.
+  PlanHooks& plan() { return *plan_; }
+  const PlanHooks& plan() const { return *plan_; }
+
+ protected:
+  void set_plan_hooks(PlanHooks& hooks) { plan_ = &hooks; }
+
  private:
+  static PlanHooks& no_plan_hooks() {
+    static PlanHooks none;
+    return none;
+  }
   std::string name_;
+  PlanHooks* plan_ = &no_plan_hooks();
 };
 
 }  // namespace hpdl

@@ -8,10 +8,12 @@ namespace hpdl {
 
 // [N, I] -> [N, O]; inputs of higher rank are read as [N, prod(rest)]. With per_step,
 // a sequence [N, T, C] is projected at every time step: [N, T, C] -> [N, T, O].
-class Dense final : public Layer {
+class Dense final : public Layer, PlanHooks {
  public:
   Dense(int64_t units, Init init, bool per_step = false)
-      : units_(units), init_(init), per_step_(per_step) {}
+      : units_(units), init_(init), per_step_(per_step) {
+    set_plan_hooks(*this);
+  }
   std::string kind() const override { return "dense"; }
   LayerWork work(bool input_grad) const override;
   std::string kernel_choice() const override { return kernel_ ? kernel_->choice() : ""; }
@@ -39,10 +41,10 @@ class Dense final : public Layer {
 };
 
 // Element-wise ReLU / tanh / sigmoid, any shape. A ReLU fused into the next layer (see
-// Layer::absorb_relu) is a view: no work, no storage of its own.
-class ActivationLayer final : public Layer {
+// PlanHooks::absorb_relu) is a view: no work, no storage of its own.
+class ActivationLayer final : public Layer, PlanHooks {
  public:
-  explicit ActivationLayer(Activation a) : act_(a) {}
+  explicit ActivationLayer(Activation a) : act_(a) { set_plan_hooks(*this); }
   std::string kind() const override;
   LayerWork work(bool input_grad) const override;
   std::string kernel_choice() const override;
@@ -64,8 +66,9 @@ class ActivationLayer final : public Layer {
 };
 
 // [N, ...] -> [N, prod(...)]: a view, no data moves.
-class Flatten final : public Layer {
+class Flatten final : public Layer, PlanHooks {
  public:
+  Flatten() { set_plan_hooks(*this); }
   std::string kind() const override { return "flatten"; }
   LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override { return Shape{{in[0], in.per_sample()}}; }
@@ -77,10 +80,12 @@ class Flatten final : public Layer {
 };
 
 // [N, C, H, W] -> [N, O, OH, OW]
-class Conv2d final : public Layer {
+class Conv2d final : public Layer, PlanHooks {
  public:
   Conv2d(int64_t filters, int64_t kernel, int64_t stride, int64_t pad)
-      : filters_(filters), kernel_size_(kernel), stride_(stride), pad_(pad) {}
+      : filters_(filters), kernel_size_(kernel), stride_(stride), pad_(pad) {
+    set_plan_hooks(*this);
+  }
   std::string kind() const override { return "conv2d"; }
   LayerWork work(bool input_grad) const override;
   std::string kernel_choice() const override;
@@ -104,9 +109,11 @@ class Conv2d final : public Layer {
 };
 
 // [N, C, H, W] -> [N, C, OH, OW], max over K x K windows.
-class MaxPool2d final : public Layer {
+class MaxPool2d final : public Layer, PlanHooks {
  public:
-  MaxPool2d(int64_t kernel, int64_t stride) : kernel_size_(kernel), stride_(stride) {}
+  MaxPool2d(int64_t kernel, int64_t stride) : kernel_size_(kernel), stride_(stride) {
+    set_plan_hooks(*this);
+  }
   std::string kind() const override { return "maxpool"; }
   LayerWork work(bool input_grad) const override;
   Shape setup(const Shape& in) override;

@@ -17,10 +17,12 @@ namespace hpdl {
 // initialised to forget_bias, the others to 0). With reverse, the sequence is read from
 // the last step to the first and the output keeps the input's time order (the backward
 // half of a bidirectional LSTM).
-class Lstm final : public Layer {
+class Lstm final : public Layer, PlanHooks {
  public:
   Lstm(int64_t hidden, float forget_bias, bool reverse)
-      : hidden_(hidden), forget_bias_(forget_bias), reverse_(reverse) {}
+      : hidden_(hidden), forget_bias_(forget_bias), reverse_(reverse) {
+    set_plan_hooks(*this);
+  }
   std::string kind() const override { return "lstm"; }
   LayerWork work(bool input_grad) const override;
   std::string kernel_choice() const override;
