@@ -55,6 +55,10 @@ void Branches::bind(std::vector<std::span<float>> p, std::vector<std::span<float
   ops_ = &k.ops();
   for (size_t b = 1; b < branches_.size(); ++b) dx_scratch_.emplace_back(in_numel_, k.device());
   concurrent_ = k.device().host_accessible();
+  // Branches that run at once run one thread each (each_branch): their kernels are made for it.
+  if (own_thread_ || (concurrent_ && branches_.size() > 1))
+    for (auto& [bname, chain] : branches_)
+      for (size_t i = 0; i < chain.size(); ++i) chain.layer(i).plan().run_on_own_thread();
   size_t first = 0;
   for (auto& [bname, chain] : branches_) {
     size_t n = 0;

@@ -38,7 +38,8 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   wx_ = p[0], wh_ = p[1], b_ = p[2], dwx_ = g[0], dwh_ = g[1], db_ = g[2];
   const int64_t N = batch_, T = steps_, H = hidden_, G = 4 * H;
   input_ = k.dense({N * T, in_, G});
-  recurrent_ = k.recurrent_product({N, H, in_});
+  recurrent_ = k.recurrent_product({N, H, in_, own_thread_ ? 1 : 0});
+  by_step_ = recurrent_->gradients_by_step();
   if (T > 1) recurrent_all_ = k.dense({(T - 1) * N, H, G});
   cell_ = k.lstm_cell({N, H, row_stride_});
   pre_ = Buffer(N * T * G, k.device());
@@ -109,7 +110,6 @@ void Lstm::backward(const float* x, const float*, const float* dy, float* dx, co
                                 tanh_cells_.data(), dy, dpre_.data(), pre_.data())) {
     dh_.zero();
     dc_.zero();
-    by_step_ = recurrent_->gradients_by_step();
     const BackwardBuffers now{x, dy, dx, by_step_};
     if (!backward_loop_ || backward_for_ != now) {
       backward_loop_ = device_->record([this, now] { backward_steps(now); });

@@ -6,12 +6,27 @@
 
 #include "hpdl/config/kernel_choices.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/nn/branches.hpp"
 
 namespace hpdl {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlannedOperation, layer, kind, kernel)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExecutionPlan, backend, gemm, precision, overrides, one_thread,
                                    operations)
+
+namespace {
+
+// The layer's operation, then those of the layers inside its branches (named
+// "<layer>.<branch>.<inner layer>"): an LSTM of a residual group chooses too.
+void add_operations(const Layer& l, const std::string& name, std::vector<PlannedOperation>& ops) {
+  ops.push_back({name, l.kind(), l.kernel_choice()});
+  if (const auto* b = dynamic_cast<const Branches*>(&l))
+    for (const auto& [branch, chain] : b->branches())
+      for (size_t i = 0; i < chain.size(); ++i)
+        add_operations(chain.layer(i), name + "." + branch + "." + chain.layer(i).name(), ops);
+}
+
+}  // namespace
 
 ExecutionPlan plan_of(const Model& model, const RunConfig& run) {
   ExecutionPlan p;
@@ -20,10 +35,8 @@ ExecutionPlan plan_of(const Model& model, const RunConfig& run) {
   p.precision = run.precision;
   p.overrides = kernel_choices_text(run.kernels);
   p.one_thread = model.one_thread();
-  for (size_t i = 0; i < model.num_layers(); ++i) {
-    const Layer& l = model.layer(i);
-    p.operations.push_back({l.name(), l.kind(), l.kernel_choice()});
-  }
+  for (size_t i = 0; i < model.num_layers(); ++i)
+    add_operations(model.layer(i), model.layer(i).name(), p.operations);
   return p;
 }
 

@@ -232,6 +232,7 @@ class LstmCellKernel {
 struct RecurrentDims {
   int64_t batch, hidden;
   int64_t inputs = 0;  // C, the width of the LSTM's input x (0: no gradients by step)
+  int threads = 0;     // 1: on a branch's own thread (nn/branches.hpp); 0: the factory's
 };
 
 class RecurrentProductKernel {
@@ -246,8 +247,8 @@ class RecurrentProductKernel {
   // True where step_gradients() takes an LSTM's weight and input gradients one step at a
   // time, while the step's gate gradients are still in the cache (the oneDNN backend's
   // panels); false where the layer takes them after the loop, as products over all steps
-  // (the default). Asked at each backward pass: the answer may depend on the threads the
-  // pass runs on.
+  // (the default). Fixed when the kernel is made: the answer depends on the threads it was
+  // made for (RecurrentDims::threads, the factory's), so the plan records it.
   virtual bool gradients_by_step() const { return false; }
   // The input weights wx [G, C] of the step_gradients() calls that follow, as use_weights.
   virtual void use_input_weights(const float* /*wx*/) {}

@@ -37,6 +37,10 @@ class Branches final : public Layer, PlanHooks {
                 const Pass& pass) override;
   // Each branch's chain zeroes or writes its own layers' gradients (Chain::backward).
   bool writes_param_grads() const override { return true; }
+  // Passed on to the branches' layers at bind (a branch inside a branch runs on its thread).
+  void run_on_own_thread() override { own_thread_ = true; }
+  // For the execution plan: each branch's name and chain.
+  const std::vector<std::pair<std::string, Chain>>& branches() const { return branches_; }
 
  private:
   std::vector<std::pair<std::string, Chain>> branches_;
@@ -56,6 +60,7 @@ class Branches final : public Layer, PlanHooks {
   std::vector<Buffer> dx_scratch_;  // input gradient of each branch after the first
   VectorOps* ops_ = nullptr;
   bool concurrent_ = false;  // the kernels run on the host (CPU backends)
+  bool own_thread_ = false;  // this layer runs on a branch's own thread
 };
 
 // Per-sample normalisation over all of a sample's elements (time and features), with a

@@ -63,6 +63,7 @@ class Chain {
   // Layer i's work (Layer::work with layer_writes_input_grad).
   LayerWork layer_work(size_t i, bool input_grad) const;
   const Layer& layer(size_t i) const { return *layers_[i]; }
+  Layer& layer(size_t i) { return *layers_[i]; }
   // Number of param_specs() entries that belong to layer i.
   size_t spec_count(size_t i) const { return spec_counts_[i]; }
   // Times every layer's forward and backward from now on (null: stop timing).

@@ -61,6 +61,10 @@ class PlanHooks {
     return false;
   }
 
+  // Told before bind by a Branches whose branches run at once, one thread each: the layer's
+  // kernels then take that one thread (an LSTM's per-step sums; a Branches tells its own).
+  virtual void run_on_own_thread() {}
+
   // Whether backward gives one batch's parameter gradients without being zeroed first (it
   // writes them, or, a layer with branches, its inner chains zero or write them), when
   // Pass::write_param_grads (after bind); if false, the chain zeroes them before its backward.

@@ -33,6 +33,7 @@ class Lstm final : public Layer, PlanHooks {
   // On a CPU backend: the cell writes y and reads dy with rows `stride` apart (the GPU's
   // whole-sequence kernels keep them H apart).
   bool write_rows_apart(int64_t stride, KernelFactory& k) override;
+  void run_on_own_thread() override { own_thread_ = true; }
   void forward(const float* x, float* y, const Pass&) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, const Pass&) override;
   // The bias is initialised by the model; this value is added to the forget gate's part.
@@ -55,7 +56,8 @@ class Lstm final : public Layer, PlanHooks {
   int64_t row_stride_ = 0;  // floats between rows of y and dy: H, or wider inside a concat
   float forget_bias_;
   bool reverse_;
-  bool by_step_ = false;  // the last backward pass took its gradients a step at a time
+  bool own_thread_ = false;  // on a branch's own thread (PlanHooks::run_on_own_thread)
+  bool by_step_ = false;     // backward takes its gradients a step at a time (bind)
   std::span<float> wx_, wh_, b_, dwx_, dwh_, db_;
   // [N*T, C] -> [N*T, 4H]; [(T-1)*N, H] -> [.., 4H] for dWh; the per-step products with wh
   std::unique_ptr<DenseKernel> input_, recurrent_all_;

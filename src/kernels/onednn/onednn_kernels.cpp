@@ -310,7 +310,7 @@ class OneDnnKernels final : public LoopKernels {
   }
   // The LSTM's small per-step products: its own panel product (with gemm = "blas" too).
   std::unique_ptr<RecurrentProductKernel> recurrent_product(const RecurrentDims& d) override {
-    return make_panel_recurrent_product(d, be_->kernel_threads);
+    return make_panel_recurrent_product(d, d.threads > 0 ? d.threads : be_->kernel_threads);
   }
   bool use_one_thread() override {
     if (blas_) return false;  // OpenBLAS keeps its own threads

@@ -1,0 +1,94 @@
+// The execution plan read from a bound model (plan/execution_plan.hpp): the layers inside
+// branches are planned too, a plan survives its JSON, the first difference between two
+// plans is named, a plan that does not parse is refused, and what an LSTM chooses is fixed
+// at bind, so the plan recorded before training (manifest, checkpoint) is the one that runs.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "hpdl/builder/builder.hpp"
+#include "hpdl/config/config.hpp"
+#include "hpdl/core/error.hpp"
+#include "hpdl/plan/execution_plan.hpp"
+#include "kernel_env.hpp"
+#include "omp_threads.hpp"
+
+using namespace hpdl;
+
+namespace {
+
+Config preset(const std::string& name, const std::vector<std::string>& sets = {}) {
+  Config c = load_config(std::string(HPDL_SOURCE_DIR) + "/inputs/" + name + ".toml", sets);
+  c.run.kernels.gemm = env_kernels().gemm;  // CTest's rerun under HPDL_GEMM=blas
+  return c;
+}
+
+// One training step's forward and backward (dropout masks need the samples' ids).
+void one_step(Model& m) {
+  std::vector<int64_t> ids(size_t(m.batch()));
+  std::iota(ids.begin(), ids.end(), 0);
+  Pass pass;
+  pass.training = true;
+  pass.seed = 1;
+  pass.sample_ids = ids.data();
+  m.upload_input();
+  m.forward(pass);
+  m.zero_grads();
+  m.backward(pass);
+}
+
+}  // namespace
+
+TEST(ExecutionPlan, PlansTheLayersInsideBranches) {
+  const Config c = preset("har_2x2");
+  const auto m = build_model(c.model, 8, c.run);
+  const ExecutionPlan p = plan_of(*m, c.run);
+  int lstms = 0;
+  for (const PlannedOperation& op : p.operations)
+    if (op.kind == "lstm") {
+      ++lstms;
+      EXPECT_EQ(op.layer.rfind("res", 0), 0u) << op.layer;  // "res1.g0.bi.fw.lstm"
+    }
+  EXPECT_EQ(lstms, 8);  // 2 residual layers x 2 groups x 2 directions
+}
+
+TEST(ExecutionPlan, SurvivesItsJsonAndNamesTheFirstDifference) {
+  const Config c = preset("lenet_fashion_mnist");
+  const Config plain = preset("lenet_fashion_mnist", {"run.kernels.activations=\"plain\""});
+  const ExecutionPlan a = plan_of(*build_model(c.model, 8, c.run), c.run);
+  const ExecutionPlan b = plan_of(*build_model(plain.model, 8, plain.run), plain.run);
+  EXPECT_EQ(ExecutionPlan::parse(a.serialise()).first_difference(a), "");
+  const std::string diff = a.first_difference(b);
+  EXPECT_EQ(diff.rfind("run.kernels: it has ", 0), 0u) << diff;
+  EXPECT_NE(diff.find("this run " + b.overrides), std::string::npos) << diff;
+  EXPECT_NE(b.overrides.find("activations = \"plain\""), std::string::npos) << b.overrides;
+  ExecutionPlan same_overrides = b;
+  same_overrides.overrides = a.overrides;  // what the override changed: conv1's kernel
+  EXPECT_EQ(a.first_difference(same_overrides).rfind("conv1: it has ", 0), 0u)
+      << a.first_difference(same_overrides);
+}
+
+TEST(ExecutionPlan, RefusesAPlanThatDoesNotParse) {
+  try {
+    ExecutionPlan::parse("{\"backend\": 3");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("its execution plan does not parse"), std::string::npos)
+        << e.what();
+  }
+}
+
+// On one thread HAR's baseline LSTM takes its gradients a step at a time; that choice was
+// once made at the first backward pass, so a plan read before training said otherwise.
+TEST(ExecutionPlan, TheLstmChoosesAtBindWhatItsBackwardRuns) {
+  for (const int threads : {1, 2}) {
+    OmpThreads scope(threads);
+    const Config c = preset("har_baseline");
+    const auto m = build_model(c.model, 8, c.run);
+    const ExecutionPlan before = plan_of(*m, c.run);
+    one_step(*m);
+    EXPECT_EQ(before.first_difference(plan_of(*m, c.run)), "") << threads << " thread(s)";
+  }
+}
