@@ -191,8 +191,8 @@ TEST(ActivationLayouts, ConvolutionsKeepTheirLayoutThroughPoolsAndActivations) {
     EXPECT_EQ(c.activation_block(3), 20);
     EXPECT_EQ(c.activation_block(5), 12);
     EXPECT_EQ(conv3, 12);
-    EXPECT_EQ(c.layer(2).kernel_choice(), "reads nhwc, writes nhwc");
-    EXPECT_EQ(c.layer(7).kernel_choice(), "reads nhwc, writes nchw");
+    EXPECT_EQ(c.layer(2).kernel_choice().kernel, "hpdl's pool, reads nhwc, writes nhwc");
+    EXPECT_EQ(c.layer(7).kernel_choice().kernel, "hpdl's pool, reads nhwc, writes nchw");
   }
 #endif
   ConvChain plain(true);
@@ -213,7 +213,8 @@ TEST(ActivationLayouts, APoolThatReadsPlainWritesPlain) {
   const Chain& c = *net.chain;
   EXPECT_EQ(c.activation_block(1), 1);
   EXPECT_EQ(c.activation_block(2), c.layer(1).plan().native_out_block());
-  EXPECT_EQ(c.layer(0).kernel_choice(), "");
+  // The pool reads the input plain: no layout to name.
+  EXPECT_EQ(c.layer(0).kernel_choice().kernel.find("reads"), std::string::npos);
 }
 
 TEST(ActivationLayouts, KeptLayoutsComputeWhatPlainOnesDoBitForBit) {
@@ -265,10 +266,10 @@ TEST(ActivationLayouts, AOneChannelConvolutionInNhwcGivesTheSameGradientsBitForB
       // 20 channels: NHWC by the rule, hpdl's one-channel weight kernel; never with plain
       // activations.
       if (onednn_gemm() == "oneDNN")
-        EXPECT_EQ(kept.chain->layer(2).kernel_choice(),
-                  std::string("reads nhwc, writes ") + (second ? "nhwc" : "nchw"));
+        EXPECT_EQ(kept.chain->layer(2).kernel_choice().kernel,
+                  std::string("hpdl's pool, reads nhwc, writes ") + (second ? "nhwc" : "nchw"));
 #endif
-      EXPECT_EQ(plain.chain->layer(2).kernel_choice(), "");
+      EXPECT_EQ(plain.chain->layer(2).kernel_choice().kernel, "hpdl's pool");
       const std::vector<float> x = kinked_values(4 * side * side, 5);
       const std::vector<float> dy = kinked_values(4 * 5, 6);
       std::vector<std::vector<float>> dx(2, std::vector<float>(x.size()));

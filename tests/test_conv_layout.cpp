@@ -67,12 +67,19 @@ TEST(ConvLayout, TheRulePicksNhwcWhereBlocksWouldPadChannels) {
                {64, 128, "blocked"},  // whole blocks
                {12, 32, "nhwc"}};     // input channels beyond a first layer, not whole blocks
   for (const auto& c : cases) {
-    const std::string choice = k->conv({2, c.in, 8, 8, c.out, 3, 1, 1})->choice();
-    EXPECT_TRUE(starts_with(choice, c.layout)) << c.in << " -> " << c.out << ": " << choice;
-    EXPECT_EQ(choice.find("run.kernels"), std::string::npos) << choice;
+    const KernelChoice choice = k->conv({2, c.in, 8, 8, c.out, 3, 1, 1})->choice();
+    EXPECT_TRUE(starts_with(choice.kernel, c.layout))
+        << c.in << " -> " << c.out << ": " << choice.kernel;
+    EXPECT_EQ(choice.reason.find("run.kernels"), std::string::npos) << choice.reason;
+    EXPECT_TRUE(
+        starts_with(choice.reason, std::string("layout: its channels ") +
+                                       (c.layout == std::string("nhwc") ? "are not" : "are")))
+        << choice.reason;
   }
-  EXPECT_TRUE(starts_with(onednn_with(kBlocked)->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice(),
-                          "blocked as run.kernels.conv_layout says"));
+  const KernelChoice forced = onednn_with(kBlocked)->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice();
+  EXPECT_TRUE(starts_with(forced.kernel, "blocked (")) << forced.kernel;
+  EXPECT_TRUE(starts_with(forced.reason, "layout: run.kernels.conv_layout = \"blocked\""))
+      << forced.reason;
 }
 
 // One input channel in NHWC: the weight and bias gradients by hpdl's one-channel kernel,
@@ -87,8 +94,9 @@ TEST(ConvLayout, OneInputChannelTakesHpdlsWeightGradient) {
   for (const ConvDims d : {ConvDims{5, 1, 28, 28, 20, 5, 1, 2}, ConvDims{3, 1, 9, 11, 3, 3, 2, 1},
                            ConvDims{2, 1, 10, 10, 16, 5, 1, 0}, ConvDims{3, 1, 13, 13, 72, 7, 3, 3},
                            ConvDims{2, 1, 8, 8, 33, 1, 1, 0}}) {
-    EXPECT_NE(nhwc->conv(d)->choice().find("weights hpdl's one-channel kernel"), std::string::npos)
-        << nhwc->conv(d)->choice();
+    EXPECT_NE(nhwc->conv(d)->choice().kernel.find("weights hpdl's one-channel kernel"),
+              std::string::npos)
+        << nhwc->conv(d)->choice().kernel;
     const auto want = conv_pass(*ref, d, random);
     const auto got = conv_pass(*nhwc, d, random);
     for (size_t k = 0; k < want.size(); ++k)
@@ -96,9 +104,11 @@ TEST(ConvLayout, OneInputChannelTakesHpdlsWeightGradient) {
           << "output " << k << " of 1 -> " << d.out_c << ", window " << d.kernel;
   }
   // Blocked activations and several input channels keep oneDNN's weight gradient.
-  EXPECT_EQ(onednn_with(kBlocked)->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice().find("one-channel"),
+  EXPECT_EQ(
+      onednn_with(kBlocked)->conv({2, 1, 8, 8, 20, 3, 1, 1})->choice().kernel.find("one-channel"),
+      std::string::npos);
+  EXPECT_EQ(nhwc->conv({2, 2, 8, 8, 20, 3, 1, 1})->choice().kernel.find("one-channel"),
             std::string::npos);
-  EXPECT_EQ(nhwc->conv({2, 2, 8, 8, 20, 3, 1, 1})->choice().find("one-channel"), std::string::npos);
 }
 
 // run.kernels.conv_isa: oneDNN's AVX2 kernels (the rule's pick on a Zen 4) or its first choice
@@ -116,8 +126,12 @@ TEST(ConvIsa, EachKernelChoiceEqualsTheReference) {
   for (const auto isa : {ConvIsaChoice::kAvx2, ConvIsaChoice::kNative})
     for (const auto layout : {kBlocked, kNhwc}) {
       auto k = onednn_with(layout, isa);
-      const std::string choice = k->conv(d)->choice();
-      EXPECT_NE(choice.find("kernels as run.kernels.conv_isa says"), std::string::npos) << choice;
+      const KernelChoice made = k->conv(d)->choice();
+      const std::string& choice = made.kernel;
+      EXPECT_NE(made.reason.find(std::string("kernels: run.kernels.conv_isa = \"") +
+                                 (isa == ConvIsaChoice::kAvx2 ? "avx2" : "native") + "\""),
+                std::string::npos)
+          << made.reason;
       if (isa == ConvIsaChoice::kAvx2)
         EXPECT_NE(choice.find("(forward jit:avx2, backward data jit:avx2"), std::string::npos)
             << choice;

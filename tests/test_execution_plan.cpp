@@ -83,6 +83,25 @@ TEST(ExecutionPlan, SurvivesItsJsonAndNamesTheFirstDifference) {
   EXPECT_NE(op_diff.find("this run another"), std::string::npos) << op_diff;
 }
 
+// A reason changes no sum; a plan written before plans had a format (a checkpoint of an
+// older hpdl, whose words for the same kernels differ) is read, and not compared.
+TEST(ExecutionPlan, ComparesKernelsNotReasonsNorOlderFormats) {
+  const Config c = preset("lenet_fashion_mnist");
+  const ExecutionPlan a = plan_of(*build_model(c.model, 8, c.run), c.run);
+  ExecutionPlan reworded = a;
+  for (PlannedOperation& op : reworded.operations) op.reason += " (reworded)";
+  EXPECT_EQ(a.first_difference(reworded), "");
+  EXPECT_EQ(ExecutionPlan::parse(a.serialise()).format, ExecutionPlan::kFormat);
+  const ExecutionPlan old = ExecutionPlan::parse(
+      R"({"backend": "onednn", "gemm": "oneDNN", "precision": "f32", "overrides": "",)"
+      R"( "one_thread": false, "operations": [{"layer": "pool1", "kind": "maxpool",)"
+      R"( "kernel": "reads nhwc, writes nhwc"}]})");
+  EXPECT_EQ(old.format, 1);
+  EXPECT_EQ(old.operations.at(0).reason, "");
+  EXPECT_EQ(old.first_difference(a), "");
+  EXPECT_EQ(a.first_difference(old), "");
+}
+
 TEST(ExecutionPlan, RefusesAPlanThatDoesNotParse) {
   try {
     ExecutionPlan::parse("{\"backend\": 3");

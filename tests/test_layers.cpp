@@ -462,22 +462,23 @@ TEST(Parity, ManyRowWeightGradientsReferenceVsOneDnn) {
     ASSERT_FALSE(dnn->one_thread());
     expect_backends_agree(*ref, *dnn, 23, 1e-5);
     if (threads == 1) {
-      EXPECT_EQ(dnn->layer(1).kernel_choice(), "weight and input gradients a step at a time");
+      EXPECT_EQ(dnn->layer(1).kernel_choice().kernel,
+                "weight and input gradients a step at a time");
     } else if (onednn_gemm() == "oneDNN") {  // not under HPDL_GEMM=blas
-      EXPECT_EQ(dnn->layer(1).kernel_choice(),
+      EXPECT_EQ(dnn->layer(1).kernel_choice().kernel,
                 "input weights: weight gradient as (x^T dy)^T; recurrent weights: weight "
                 "gradient as (x^T dy)^T");
     }
     if (onednn_gemm() == "oneDNN") {
-      EXPECT_EQ(dnn->layer(0).kernel_choice(), "weight gradient as (x^T dy)^T");
-      EXPECT_EQ(dnn->layer(3).kernel_choice(), "");  // 64 rows: dy^T x
+      EXPECT_EQ(dnn->layer(0).kernel_choice().kernel, "weight gradient as (x^T dy)^T");
+      EXPECT_EQ(dnn->layer(3).kernel_choice().kernel, "");  // 64 rows: dy^T x
     }
     std::vector<float> once(dnn->grads().begin(), dnn->grads().end());
     dnn->backward(Pass{});
     for (int64_t i = 0; i < dnn->num_params(); ++i)
       ASSERT_NEAR(dnn->grads()[i], 2 * once[i], 1e-5 + 1e-5 * std::abs(once[i])) << i;
   }
-  EXPECT_EQ(ref->layer(1).kernel_choice(), "");
+  EXPECT_EQ(ref->layer(1).kernel_choice().kernel, "");
 }
 
 // A model of `layers` (named l0, l1, ...) on `backend`, its parameters drawn from seed 1,

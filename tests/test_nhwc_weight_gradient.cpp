@@ -107,7 +107,7 @@ TEST(NhwcWeightGradient, OneDnnBackendPicksItWhereBlocksAreEight) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "the rule applies on x86-64 only (elsewhere: blocked, oneDNN's choice)";
 #endif
-  const std::string choice = onednn_kernels()->conv({2, 20, 14, 14, 50, 5, 1, 2})->choice();
+  const std::string choice = onednn_kernels()->conv({2, 20, 14, 14, 50, 5, 1, 2})->choice().kernel;
   const bool avx512 = choice.find("avx512") != std::string::npos;
   EXPECT_EQ(choice.find("weights hpdl's NHWC kernel") != std::string::npos, !avx512) << choice;
 }

@@ -134,7 +134,7 @@ TEST(ReluFusion, ChainFusesAReluIntoAPoolAfterItOrADenseLayerBeforeIt) {
     auto c = setup(
         layers(std::make_unique<Conv2d>(4, 3, 1, 1), relu(), std::make_unique<MaxPool2d>(2, 2)));
     EXPECT_TRUE(c->layer(1).plan().is_view());
-    EXPECT_EQ(c->layer(1).kernel_choice(), "fused into l2 (applied to its output)");
+    EXPECT_EQ(c->layer(1).kernel_choice().kernel, "fused into l2 (applied to its output)");
     EXPECT_EQ(c->layer(1).work(true).forward.flops, 0);
     // The ReLU's activation and its gradient are no longer stored: against a tanh there,
     // 2 x 4 x 8 x 8 values twice fewer.
@@ -149,7 +149,7 @@ TEST(ReluFusion, ChainFusesAReluIntoAPoolAfterItOrADenseLayerBeforeIt) {
                                        std::make_unique<Dense>(3, Init::kGlorotUniform)));
     c->setup(Shape{{2, 7}});
     EXPECT_TRUE(c->layer(1).plan().is_view());
-    EXPECT_EQ(c->layer(1).kernel_choice(), "fused into l0 (applied to its output)");
+    EXPECT_EQ(c->layer(1).kernel_choice().kernel, "fused into l0 (applied to its output)");
   }
   {  // a ReLU before a convolution, a tanh before a pool, a ReLU at the end: none fused
     auto c = setup(layers(std::make_unique<Conv2d>(4, 3, 1, 1), relu(),

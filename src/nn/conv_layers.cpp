@@ -29,10 +29,7 @@ void Conv2d::bind(std::vector<std::span<float>> p, std::vector<std::span<float>>
   kernel_ = k.conv(dims_);
 }
 
-std::string Conv2d::kernel_choice() const {
-  if (!kernel_) return "";
-  return kernel_->choice();
-}
+KernelChoice Conv2d::kernel_choice() const { return kernel_ ? kernel_->choice() : KernelChoice{}; }
 
 void Conv2d::forward(const float* x, float* y, const Pass&) {
   kernel_->forward(x, w_.data(), b_.data(), y);
@@ -68,10 +65,13 @@ void MaxPool2d::use_blocks(int64_t in_block, int64_t out_block, KernelFactory& k
   kernel_ = k.max_pool(dims_);
 }
 
-std::string MaxPool2d::kernel_choice() const {
-  if (dims_.in_block == 1 && dims_.out_block == 1) return "";
-  return "reads " + block_name(dims_.in_block, dims_.channels) + ", writes " +
-         block_name(dims_.out_block, dims_.channels);
+KernelChoice MaxPool2d::kernel_choice() const {
+  KernelChoice c = kernel_ ? kernel_->choice() : KernelChoice{};
+  if (dims_.in_block == 1 && dims_.out_block == 1) return c;
+  const std::string blocks = "reads " + block_name(dims_.in_block, dims_.channels) + ", writes " +
+                             block_name(dims_.out_block, dims_.channels);
+  c.kernel = c.kernel.empty() ? blocks : c.kernel + ", " + blocks;
+  return c;
 }
 
 void MaxPool2d::forward(const float* x, float* y, const Pass&) {

@@ -71,8 +71,9 @@ void ActivationLayer::bind(std::vector<std::span<float>>, std::vector<std::span<
   if (fused_into_.empty()) kernel_ = k.activation(act_, n_);
 }
 
-std::string ActivationLayer::kernel_choice() const {
-  return fused_into_.empty() ? "" : "fused into " + fused_into_ + " (applied to its output)";
+KernelChoice ActivationLayer::kernel_choice() const {
+  if (fused_into_.empty()) return {};
+  return {"fused into " + fused_into_ + " (applied to its output)", ""};
 }
 
 void ActivationLayer::forward(const float* x, float* y, const Pass&) {

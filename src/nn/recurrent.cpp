@@ -56,13 +56,16 @@ void Lstm::bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g
   forward_loop_.reset(), backward_loop_.reset();  // they hold the old buffers
 }
 
-std::string Lstm::kernel_choice() const {
-  if (by_step_) return "weight and input gradients a step at a time";
-  const std::string in = input_ ? input_->choice() : "";
-  const std::string rec = recurrent_all_ ? recurrent_all_->choice() : "";
-  if (in.empty() && rec.empty()) return "";
-  return "input weights: " + (in.empty() ? "dy^T x" : in) +
-         "; recurrent weights: " + (rec.empty() ? "dy^T x" : rec);
+KernelChoice Lstm::kernel_choice() const {
+  if (by_step_)  // the panel kernel's rule (kernels/cpu/recurrent_product.cpp)
+    return {"weight and input gradients a step at a time",
+            "panels of two vectors on a thread of its own"};
+  const KernelChoice in = input_ ? input_->choice() : KernelChoice{};
+  const KernelChoice rec = recurrent_all_ ? recurrent_all_->choice() : KernelChoice{};
+  if (in.empty() && rec.empty()) return {};
+  return {"input weights: " + (in.empty() ? "dy^T x" : in.kernel) +
+              "; recurrent weights: " + (rec.empty() ? "dy^T x" : rec.kernel),
+          in.empty() ? rec.reason : in.reason};
 }
 
 bool Lstm::write_rows_apart(int64_t stride, KernelFactory& k) {

@@ -10,16 +10,18 @@
 
 namespace hpdl {
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlannedOperation, layer, kind, kernel)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExecutionPlan, backend, gemm, precision, overrides, one_thread,
-                                   operations)
+// A key that is absent takes the default: "format" and "reason" came with format 2.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PlannedOperation, layer, kind, kernel, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExecutionPlan, format, backend, gemm, precision,
+                                                overrides, one_thread, operations)
 
 namespace {
 
 // The layer's operation, then those of the layers inside its branches (named
 // "<layer>.<branch>.<inner layer>"): an LSTM of a residual group chooses too.
 void add_operations(const Layer& l, const std::string& name, std::vector<PlannedOperation>& ops) {
-  ops.push_back({name, l.kind(), l.kernel_choice()});
+  const KernelChoice choice = l.kernel_choice();
+  ops.push_back({name, l.kind(), choice.kernel, choice.reason});
   if (const auto* b = dynamic_cast<const Branches*>(&l))
     for (const auto& [branch, chain] : b->branches())
       for (size_t i = 0; i < chain.size(); ++i)
@@ -46,6 +48,7 @@ std::string ExecutionPlan::first_difference(const ExecutionPlan& o) const {
     return what + ": it has " + (mine.empty() ? "none" : mine) + ", this run " +
            (theirs.empty() ? "none" : theirs);
   };
+  if (format != o.format) return "";
   if (backend != o.backend) return differs("backend", backend, o.backend);
   if (gemm != o.gemm) return differs("GEMM", gemm, o.gemm);
   if (precision != o.precision) return differs("precision", precision, o.precision);
@@ -76,6 +79,7 @@ std::string ExecutionPlan::table() const {
       std::string name = op.layer;
       name.resize(std::max<size_t>(name.size(), 16), ' ');
       t += name + " chose " + op.kernel + "\n";
+      if (!op.reason.empty()) t += std::string(name.size(), ' ') + " because " + op.reason + "\n";
     }
   return t;
 }
@@ -84,7 +88,10 @@ std::string ExecutionPlan::serialise() const { return nlohmann::json(*this).dump
 
 ExecutionPlan ExecutionPlan::parse(const std::string& text) {
   try {
-    return nlohmann::json::parse(text).get<ExecutionPlan>();
+    const nlohmann::json j = nlohmann::json::parse(text);
+    ExecutionPlan p = j.get<ExecutionPlan>();
+    if (!j.contains("format")) p.format = 1;  // written before the plan had a format
+    return p;
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("its execution plan does not parse (") + e.what() + ")");
   }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "hpdl/config/settings.hpp"
 #include "hpdl/core/device.hpp"
@@ -28,6 +29,14 @@ enum class Precision { kF32, kBf16 };
 // "f32" | "bf16"; throws Error naming anything else.
 Precision parse_precision(const std::string& name);
 const char* precision_name(Precision p);
+
+// What a kernel chose at construction among its ways to compute (a layout, the library's
+// kernels), and why (its candidate table's reason, kernels/candidates.hpp), in words for the
+// execution plan; an empty kernel where it has one way.
+struct KernelChoice {
+  std::string kernel, reason;
+  bool empty() const { return kernel.empty(); }
+};
 
 // N batch, I inputs, O outputs.
 struct DenseDims {
@@ -98,8 +107,8 @@ class DenseKernel {
   virtual bool writes_gradients() const { return false; }
   virtual void backward_writing(const float* x, const float* w, const float* dy, float* dx,
                                 float* dw, float* db);
-  // What it chose at construction among its ways to compute (ConvKernel::choice); "" if none.
-  virtual std::string choice() const { return ""; }
+  // What it chose at construction among its ways to compute; empty if it has one.
+  virtual KernelChoice choice() const { return {}; }
 };
 
 class ConvKernel {
@@ -117,9 +126,8 @@ class ConvKernel {
     (void)between;
     backward(x, w, dy, dx, dw, db);
   }
-  // What the kernel chose at construction among its implementations (a layout, the
-  // library's kernels), in words for `hpdl time`; "" when it has no choice.
-  virtual std::string choice() const { return ""; }
+  // What it chose at construction among its ways to compute; empty if it has one.
+  virtual KernelChoice choice() const { return {}; }
   // The channel blocks its passes compute x/dx (in) and y/dy (out) in: 1 when that is plain
   // or a layout without a block (it converts from and to plain on every pass).
   virtual int64_t native_in_block() const { return 1; }
@@ -141,6 +149,13 @@ class MaxPoolKernel {
   // True when it reads and writes activations in any channel blocks (PoolDims::in_block,
   // out_block); false: plain only.
   virtual bool takes_blocks() const { return false; }
+  // Which pooling the backend chose for these dims (set by the factory that chose it); empty
+  // where the backend has one.
+  const KernelChoice& choice() const { return choice_; }
+  void set_choice(KernelChoice c) { choice_ = std::move(c); }
+
+ private:
+  KernelChoice choice_;
 };
 
 class ActivationKernel {

@@ -73,9 +73,9 @@ class Layer {
   // FLOPs and bytes of forward and backward at the set-up batch (profile/work.hpp); with
   // input_grad false, backward computes no input gradient (the model's first layer).
   virtual LayerWork work(bool input_grad) const = 0;
-  // What the layer's kernels chose at set-up among their implementations (ConvKernel::choice),
-  // for `hpdl time`; "" when there was no choice.
-  virtual std::string kernel_choice() const { return ""; }
+  // What the layer's kernels chose at set-up among their implementations, and why
+  // (kernels.hpp's KernelChoice), for the execution plan; empty when there was no choice.
+  virtual KernelChoice kernel_choice() const { return {}; }
 
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }

@@ -16,7 +16,9 @@ class Dense final : public Layer, PlanHooks {
   }
   std::string kind() const override { return "dense"; }
   LayerWork work(bool input_grad) const override;
-  std::string kernel_choice() const override { return kernel_ ? kernel_->choice() : ""; }
+  KernelChoice kernel_choice() const override {
+    return kernel_ ? kernel_->choice() : KernelChoice{};
+  }
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
@@ -47,7 +49,7 @@ class ActivationLayer final : public Layer, PlanHooks {
   explicit ActivationLayer(Activation a) : act_(a) { set_plan_hooks(*this); }
   std::string kind() const override;
   LayerWork work(bool input_grad) const override;
-  std::string kernel_choice() const override;
+  KernelChoice kernel_choice() const override;
   Shape setup(const Shape& in) override;
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override;
@@ -88,7 +90,7 @@ class Conv2d final : public Layer, PlanHooks {
   }
   std::string kind() const override { return "conv2d"; }
   LayerWork work(bool input_grad) const override;
-  std::string kernel_choice() const override;
+  KernelChoice kernel_choice() const override;
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
@@ -119,7 +121,7 @@ class MaxPool2d final : public Layer, PlanHooks {
   Shape setup(const Shape& in) override;
   void bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
             KernelFactory& k) override;
-  std::string kernel_choice() const override;
+  KernelChoice kernel_choice() const override;
   // A ReLU before it is applied to its output instead: max(0, max x) = max(max(0, x)).
   bool absorb_relu() override { return relu_ = true; }
   int64_t native_in_block() const override { return takes_blocks() ? kAnyBlock : 1; }

@@ -25,7 +25,7 @@ class Lstm final : public Layer, PlanHooks {
   }
   std::string kind() const override { return "lstm"; }
   LayerWork work(bool input_grad) const override;
-  std::string kernel_choice() const override;
+  KernelChoice kernel_choice() const override;
   Shape setup(const Shape& in) override;
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,

@@ -7,8 +7,9 @@
 // CPU, another run.kernels) is refused with the first operation that differs.
 //
 // Today the plan is read from the layers after they are bound (Layer::kernel_choice): the
-// kernels still choose inside the backend (kernels/onednn/, kernels/cpu/max_pool.hpp); moving
-// those choices here, as ordered candidate tables, is the next step (issue 61).
+// CPU backend's kernels choose through ordered candidate tables (kernels/candidates.hpp,
+// kernels/onednn/choices.cpp), whose reasons the plan prints; the fusions and layouts that
+// involve two layers are still agreed by the chain (nn/chain.cpp).
 // Where a training step reads back to the host (what capturing it whole as one CUDA graph
 // must keep outside the graph): the loss value the loss kernel returns, the finite check's
 // sum of squares (train/finite_guard.cpp), the gradient buckets' host mirrors before each MPI
@@ -25,17 +26,24 @@ namespace hpdl {
 struct PlannedOperation {
   std::string layer, kind;
   std::string kernel;  // what the layer's kernels chose; "" where the backend has one way
+  std::string reason;  // why (the candidate tables' reasons); not compared: it changes no sum
   bool operator==(const PlannedOperation&) const = default;
 };
 
 struct ExecutionPlan {
+  // How the plan words its kernels. Plans of another format (a checkpoint written by an
+  // hpdl that described the same kernels in other words; 1: before the candidate tables)
+  // are not compared.
+  static constexpr int kFormat = 2;
+  int format = kFormat;
   std::string backend, gemm, precision;
   std::string overrides;  // run.kernels keys away from "auto" ("" none)
   bool one_thread = false;
   std::vector<PlannedOperation> operations;
 
-  // "" when both plans compute the same sums, else the first difference in words, this plan
-  // as "it" and `other` as "this run": "conv1: it has nhwc (...), this run blocked (...)".
+  // "" when both plans compute the same sums (or are of different formats), else the first
+  // difference in words, this plan as "it" and `other` as "this run": "conv1: it has nhwc
+  // (...), this run blocked (...)".
   std::string first_difference(const ExecutionPlan& other) const;
   // One line a setting or operation, as `hpdl time` prints it.
   std::string table() const;

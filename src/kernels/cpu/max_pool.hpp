@@ -10,8 +10,10 @@
 
 namespace hpdl {
 
-// Returns null when d is not a non-overlapping pooling. With channel blocks (PoolDims::
-// in_block, out_block) other than plain, the block_max_pool.cpp kernel.
+// Whether d is a pooling these kernels take: windows equal to their stride.
+bool cpu_max_pool_fits(const PoolDims& d);
+// For d that fits: with channel blocks (PoolDims::in_block, out_block) other than plain, the
+// block_max_pool.cpp kernel, else the plain one.
 std::unique_ptr<MaxPoolKernel> make_cpu_max_pool(const PoolDims& d);
 // The same pooling on activations in channel blocks (kernels.hpp), per sample, converting
 // from the input's blocks to the output's on the way. Throws Error for blocks that do not

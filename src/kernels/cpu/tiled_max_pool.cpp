@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "hpdl/core/error.hpp"
 #include "max_pool.hpp"
 
 namespace hpdl {
@@ -121,8 +122,12 @@ class TiledMaxPool final : public MaxPoolKernel {
 
 }  // namespace
 
+bool cpu_max_pool_fits(const PoolDims& d) {
+  return d.kernel == d.stride && d.in_h * d.in_w <= (int64_t{1} << 30);
+}
+
 std::unique_ptr<MaxPoolKernel> make_cpu_max_pool(const PoolDims& d) {
-  if (d.kernel != d.stride || d.in_h * d.in_w > (int64_t{1} << 30)) return nullptr;
+  HPDL_REQUIRE(cpu_max_pool_fits(d), "max pool: hpdl's pool takes windows equal to their stride");
   if (d.in_block != 1 || d.out_block != 1) return make_block_max_pool(d);
   return std::make_unique<TiledMaxPool>(d);
 }

@@ -1,12 +1,7 @@
-// oneDNN convolution: the activations' layout per layer (blocked or NHWC, conv_layout's
-// rule or run.kernels.conv_layout), oneDNN's kernels for it (its first choice, or its AVX2 ones on
-// a Zen 4: avx2_kernels' rule or run.kernels.conv_isa), f32 or bf16 inputs (ConvDims::precision),
-// reorders to and from the model's plain NCHW/OIHW buffers. Building blocks in
-// onednn_step.hpp.
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
-
+// oneDNN convolution in what choices.cpp's tables chose for the layer (the activations'
+// layout, blocked or NHWC; oneDNN's first-choice or AVX2 kernels; oneDNN's weight gradient
+// or one of hpdl's), f32 or bf16 inputs (ConvDims::precision), reorders to and from the
+// model's plain NCHW/OIHW buffers. Building blocks in primitive.hpp.
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -16,50 +11,11 @@
 
 #include "../cpu/nhwc_weight_gradient.hpp"
 #include "../cpu/one_channel_conv.hpp"
+#include "choices.hpp"
 #include "primitive.hpp"
 
 namespace hpdl::onednn {
 namespace {
-
-// Whether channel blocks of `block` pad d's output channels or, past a first layer's 1-4,
-// its input channels.
-bool pads(const ConvDims& d, int64_t block) {
-  return d.out_c % block != 0 || (d.in_c > 4 && d.in_c % block != 0);
-}
-
-#if defined(__x86_64__)
-// The CPU family of an AMD CPU (25: Zen 3 and Zen 4, 26: Zen 5), 0 for any other.
-unsigned amd_family() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  const bool amd = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541 && d == 0x69746e65 &&
-                   c == 0x444d4163;  // "AuthenticAMD"
-  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
-  const unsigned base = (a >> 8) & 0xf;
-  return base == 0xf ? base + ((a >> 20) & 0xff) : base;
-}
-#endif
-
-// Whether an f32 convolution takes oneDNN's AVX2 kernels although its AVX-512 ones would
-// run: on AMD's Zen 4 (family 25 with AVX-512) the AVX-512 instructions are split over
-// 256-bit units, and where blocks of 16 channels would pad d's channels the AVX2 kernels
-// (blocks of 8) ran faster: LeNet's convolutions 1.08-1.57x, its training 1.02-1.06x; on
-// whole blocks (VGG-11) the AVX-512 ones were faster (docs/results.md). A rule on the CPU
-// and the shape, not a timing, like the layout's (Zen 3 has no AVX-512; elsewhere oneDNN's
-// first choice). `forced` ("" = the rule) is run.kernels.conv_isa's value.
-bool avx2_kernels(const ConvDims& d, const std::string& forced) {
-#if !defined(__x86_64__)
-  (void)d, (void)forced;
-  return false;  // oneDNN's AVX2 kernels are x86-64's
-#else
-  if (d.precision != Precision::kF32 || forced == "native") return false;
-  if (forced == "avx2") return true;
-  return may_use(dnnl::cpu_isa::avx512_core) && amd_family() == 25 && pads(d, 16);
-#endif
-}
-
-// oneDNN's channel block on x86-64 for the kernels a convolution takes: 16 with AVX-512, 8
-// below.
-int64_t channel_block(bool avx2) { return !avx2 && may_use(dnnl::cpu_isa::avx512_core) ? 16 : 8; }
 
 // pd moved along oneDNN's list of implementations to its first AVX2 kernel ("jit:avx2",
 // "brg...:avx2"), or, where the list has none, oneDNN's first choice again (made anew).
@@ -73,39 +29,6 @@ PD on_avx2(bool avx2, Make make) {
     if (impl.find("avx2") != std::string::npos) return pd;
   } while (pd.next_impl());
   return make();
-}
-
-// The activations' layout: oneDNN's blocked one (channels in blocks of 16 on AVX-512, 8
-// below; format_tag::any) or NHWC (channels last, no blocks). Blocked kernels pad the
-// channels to whole blocks, so a layer whose output channels (or input channels beyond a
-// first layer's 1-4) are not whole blocks wastes that share of its work: NHWC (oneDNN's
-// brgemm convolution on AVX-512) takes those. Measured with run.kernels.conv_layout forcing either
-// on the presets' shapes on AVX-512 and AVX2 (docs/results.md): for every LeNet, AlexNet and
-// VGG-11 layer this rule picked the faster layout or one within 4 % of it. A rule, not a
-// timing at set-up, so that every run of a config computes the same sums (a resumed run
-// equals an uninterrupted one). `forced` ("" = the rule) is run.kernels.conv_layout's value.
-std::string conv_layout(const ConvDims& d, const std::string& forced, bool avx2) {
-  if (!forced.empty()) return forced;
-#if !defined(__x86_64__)
-  (void)d, (void)avx2;
-  return "blocked";  // measured on x86-64 only; elsewhere oneDNN's own choice (format any)
-#endif
-  return pads(d, channel_block(avx2)) ? "nhwc" : "blocked";
-}
-
-// Whether hpdl's NHWC weight gradient takes d's place of oneDNN's: f32 over several input
-// channels where oneDNN's blocks are 8 (its AVX2 kernels) and would pad the output channels.
-// There LeNet's conv2 (20 -> 50 channels, 56 in blocks) ran at ~95 % of the GEMM peak
-// against oneDNN's ~76 % (docs/results.md); whole blocks were not measured against it, and
-// on a Zen 4's AVX-512 (blocks of 16) it was no faster than oneDNN's kernel (6.5-6.7 against
-// 6.6-6.8 ms). A rule, like the layout's.
-bool hpdl_nhwc_weights(const ConvDims& d, bool avx2) {
-#if !defined(__x86_64__)
-  (void)d, (void)avx2;
-  return false;
-#else
-  return NhwcWeightGradient::fits(d) && channel_block(avx2) == 8 && d.out_c % 8 != 0;
-#endif
 }
 
 // The channel block (kernels.hpp) of an f32 activation desc of dims [N, C, H, W]: C for
@@ -123,15 +46,15 @@ int64_t common_block(const memory::desc& a, const memory::desc& b, const memory:
   return a == b && b == c ? block_of(a, dims) : 1;
 }
 
-// Convolution in the layout conv_layout picks (oneDNN's blocked or NHWC), with reorders to
+// Convolution in the layout its table picked (oneDNN's blocked or NHWC), with reorders to
 // and from the plain NCHW/OIHW buffers of the model. Either is several times faster than
 // the GEMM path oneDNN takes for plain NCHW; x and dy are converted once per step and
 // shared between the passes that read them.
 class DnnlConv final : public ConvKernel {
  public:
-  DnnlConv(Engine& be, const ConvDims& d, const ConvForced& forced, bool keep_layouts)
-      : avx2_(avx2_kernels(d, forced.isa)),
-        layout_(conv_layout(d, forced.layout, avx2_)),
+  DnnlConv(Engine& be, const ConvDims& d, const ConvPick& pick, bool keep_layouts)
+      : avx2_(pick.isa == ConvIsa::kAvx2),
+        nhwc_(pick.layout == ConvLayout::kNhwc),
         dw_scratch_(d.out_c * d.in_c * d.kernel * d.kernel),
         db_scratch_(d.out_c) {
     const memory::dim N = d.batch, C = d.in_c, H = d.in_h, W = d.in_w, O = d.out_c, K = d.kernel,
@@ -141,7 +64,7 @@ class DnnlConv final : public ConvKernel {
     build(be, "conv2d", [&] {
       const auto x = plain({N, C, H, W}, tag::nchw), y = plain({N, O, OH, OW}, tag::nchw);
       const auto w = plain({O, C, K, K}, tag::oihw), b = plain({O}, tag::x);
-      const tag act = layout_ == "nhwc" ? tag::nhwc : tag::any;
+      const tag act = nhwc_ ? tag::nhwc : tag::any;
       const auto xa = memory::desc({N, C, H, W}, in_t, act);
       const auto wa = memory::desc({O, C, K, K}, in_t, tag::any);
       const auto dya = memory::desc({N, O, OH, OW}, in_t, act);
@@ -173,12 +96,11 @@ class DnnlConv final : public ConvKernel {
           {{DNNL_ARG_DIFF_DST, dpd.diff_dst_desc()},
            {DNNL_ARG_WEIGHTS, dpd.weights_desc()},
            {DNNL_ARG_DIFF_SRC, dpd.diff_src_desc()}});
-      // NHWC: the weight gradient by hpdl's kernel for one input channel, and on AVX2 for
-      // several (oneDNN's primitive descriptor stays: it names the NHWC layout x and dy are
-      // converted to).
-      if (layout_ == "nhwc" && OneChannelWeightGradient::fits(d))
+      // hpdl's weight gradients keep oneDNN's primitive descriptor: it names the NHWC layout
+      // x and dy are converted to.
+      if (pick.weights == ConvWeights::kOneChannel)
         one_channel_ = std::make_unique<OneChannelWeightGradient>(d, be.kernel_threads);
-      else if (layout_ == "nhwc" && hpdl_nhwc_weights(d, avx2_))
+      else if (pick.weights == ConvWeights::kNhwc)
         nhwc_weights_ = std::make_unique<NhwcWeightGradient>(d, be.kernel_threads);
       else
         bwd_w_ = make_primitive<dnnl::convolution_backward_weights>(
@@ -202,14 +124,14 @@ class DnnlConv final : public ConvKernel {
       x_w_ = Relayout(be, x, wpd.src_desc(), false);
       dy_w_ = Relayout(be, y, wpd.diff_dst_desc(), false);
       dw_w_ = Relayout(be, w, wpd.diff_weights_desc(), true);
-      choice_ = layout_ + (forced.layout.empty() ? "" : " as run.kernels.conv_layout says") +
-                (forced.isa.empty() ? "" : ", kernels as run.kernels.conv_isa says") +
-                " (forward " + fpd.impl_info_str() + ", backward data " + dpd.impl_info_str() +
-                ", weights " +
-                (one_channel_    ? "hpdl's one-channel kernel"
-                 : nhwc_weights_ ? "hpdl's NHWC kernel"
-                                 : wpd.impl_info_str()) +
-                ")";
+      choice_.kernel =
+          pick.layout_choice.kernel + " (forward " + fpd.impl_info_str() + ", backward data " +
+          dpd.impl_info_str() + ", weights " +
+          (pick.weights_choice.kernel.empty() ? wpd.impl_info_str() : pick.weights_choice.kernel) +
+          ")";
+      choice_.reason = "layout: " + pick.layout_choice.reason +
+                       "; kernels: " + pick.isa_choice.reason +
+                       "; weight gradient: " + pick.weights_choice.reason;
       return 0;
     });
   }
@@ -263,10 +185,10 @@ class DnnlConv final : public ConvKernel {
     for (size_t o = 0; o < db_scratch_.size(); ++o) db[o] += db_scratch_[o];
   }
 
-  std::string choice() const override {
+  KernelChoice choice() const override {
     const char* kept[] = {"", ", its input kept in that layout", ", its output kept in that layout",
                           ", its input and output kept in that layout"};
-    return choice_ + kept[int(native_in_) + 2 * int(native_out_)];
+    return {choice_.kernel + kept[int(native_in_) + 2 * int(native_out_)], choice_.reason};
   }
   int64_t native_in_block() const override { return in_block_; }
   int64_t native_out_block() const override { return out_block_; }
@@ -277,8 +199,9 @@ class DnnlConv final : public ConvKernel {
   }
 
  private:
-  bool avx2_;  // oneDNN's AVX2 kernels (avx2_kernels)
-  std::string layout_, choice_;
+  bool avx2_;  // oneDNN's AVX2 kernels
+  bool nhwc_;  // the activations in NHWC, else oneDNN's blocked layout
+  KernelChoice choice_;
   int64_t in_block_ = 1, out_block_ = 1;
   bool native_in_ = false, native_out_ = false;
   Primitive fwd_, bwd_data_, bwd_w_;
@@ -291,9 +214,9 @@ class DnnlConv final : public ConvKernel {
 
 }  // namespace
 
-std::unique_ptr<ConvKernel> make_conv(Engine& be, const ConvDims& d, const ConvForced& forced,
+std::unique_ptr<ConvKernel> make_conv(Engine& be, const ConvDims& d, const KernelChoices& run,
                                       bool keep_layouts) {
-  return std::make_unique<DnnlConv>(be, d, forced, keep_layouts);
+  return std::make_unique<DnnlConv>(be, d, choose_conv(d, run, cpu_facts()), keep_layouts);
 }
 
 }  // namespace hpdl::onednn

@@ -18,6 +18,7 @@
 #include "../cpu/max_pool.hpp"
 #include "../cpu/recurrent_product.hpp"
 #include "../element_math.hpp"
+#include "choices.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "primitive.hpp"
@@ -29,7 +30,7 @@ class DnnlDense final : public DenseKernel {
  public:
   // In bf16, x, w and dy are rounded to bf16 on the way in (x_in_, w_in_, dy_in_; no-ops in
   // f32) and every product writes f32.
-  DnnlDense(Engine& be, const DenseDims& d) : d_(d), transposed_dw_(transposed_dw(d)) {
+  DnnlDense(Engine& be, const DenseDims& d) : d_(d), pick_(choose_dense(d)) {
     const memory::dim N = d.batch, I = d.in, O = d.out;
     const dt in_t = d.precision == Precision::kBf16 ? dt::bf16 : dt::f32;
     build(be, "dense", [&] {
@@ -58,7 +59,7 @@ class DnnlDense final : public DenseKernel {
       accumulate.append_sum(1.0f);
       auto acc_attr = user_scratchpad();
       acc_attr.set_post_ops(accumulate);
-      if (transposed_dw_) {  // dw^T = x^T dy into scratch, added in transposed
+      if (pick_.transposed_dw) {  // dw^T = x^T dy into scratch, added in transposed
         const auto xt = memory::desc({I, N}, in_t, memory::dims{1, I});  // x[N,I] as x^T
         const auto dwt = plain({I, O}, tag::ab);
         dw_t_.resize(I * O);
@@ -83,8 +84,8 @@ class DnnlDense final : public DenseKernel {
   }
 
   bool applies_relu() const override { return d_.relu; }
-  std::string choice() const override {
-    return transposed_dw_ ? "weight gradient as (x^T dy)^T" : "";
+  KernelChoice choice() const override {
+    return pick_.transposed_dw ? pick_.choice : KernelChoice{};
   }
   void forward(const float* x, const float* w, const float* b, float* y) override {
     fwd_.run({{DNNL_ARG_SRC, x_in_.in(x)},
@@ -104,15 +105,6 @@ class DnnlDense final : public DenseKernel {
   }
 
  private:
-  // The weight gradient of a product over many rows (an LSTM's input and recurrent weights
-  // over all steps: 12800 rows of 4H = 128 by 32 inputs) as x^T dy, the narrow x read
-  // transposed instead of the wide dy, then added into dw transposed: from memory (a step's
-  // data no longer in cache) 0.74 against 1.04 ms for 12700 x 128 x 32, 0.10 against 0.19
-  // for 12800 x 128 x 9 (Zen 5, oneDNN 2.6). With few rows or a wide x, dy^T x (the
-  // transposed add is then not small, or the product no faster).
-  static bool transposed_dw(const DenseDims& d) {
-    return d.batch >= 4096 && d.out > d.in && d.in * d.out <= 65536;
-  }
   // dw[o, i] += t[i, o] for t [I, O] (write: dw[o, i] = t[i, o]).
   static void add_transposed(const float* t, int64_t I, int64_t O, float* dw, bool write) {
     for (int64_t o = 0; o < O; ++o)
@@ -125,7 +117,7 @@ class DnnlDense final : public DenseKernel {
     const void* dyp = dx || dw ? dy_in_.in(dy) : nullptr;
     if (dx)
       bwd_data_.run({{DNNL_ARG_SRC, dyp}, {DNNL_ARG_WEIGHTS, w_in_.in(w)}, {DNNL_ARG_DST, dx}});
-    if (dw && transposed_dw_) {
+    if (dw && pick_.transposed_dw) {
       bwd_w_.run(
           {{DNNL_ARG_SRC, x_in_.in(x)}, {DNNL_ARG_WEIGHTS, dyp}, {DNNL_ARG_DST, dw_t_.data()}});
       add_transposed(dw_t_.data(), d_.in, d_.out, dw, write);
@@ -141,9 +133,9 @@ class DnnlDense final : public DenseKernel {
   }
 
   DenseDims d_;
-  bool transposed_dw_;
-  AlignedFloats dw_t_;                              // [I, O]: x^T dy when transposed_dw_
-  Primitive fwd_, bwd_data_, bwd_w_, bwd_w_write_;  // bwd_w_write_: not when transposed_dw_
+  DensePick pick_;      // choices.cpp: the weight gradient as (x^T dy)^T or dy^T x
+  AlignedFloats dw_t_;  // [I, O]: x^T dy when pick_.transposed_dw
+  Primitive fwd_, bwd_data_, bwd_w_, bwd_w_write_;  // bwd_w_write_: not when pick_.transposed_dw
   Relayout x_in_, w_in_, dy_in_;
 };
 
@@ -250,22 +242,13 @@ void require_bf16_isa() {
               isa_name(dnnl::get_effective_cpu_isa()) + "); use \"f32\"");
 }
 
-// The layout and ISA run.kernels forces on every convolution, as make_conv takes them.
-ConvForced conv_forced(const KernelChoices& c) {
-  const char* layouts[] = {"", "blocked", "nhwc"};
-  const char* isas[] = {"", "avx2", "native"};
-  return {layouts[int(c.conv_layout)], isas[int(c.conv_isa)]};
-}
-
 class OneDnnKernels final : public LoopKernels {
  public:
   OneDnnKernels(Precision precision, const KernelChoices& choices)
       : LoopKernels(true),
         be_(build("engine", [] { return std::make_unique<Engine>(); })),
         blas_(choices.gemm == GemmChoice::kBlas),
-        conv_forced_(conv_forced(choices)),
-        keep_layouts_(!choices.plain_activations),
-        onednn_pool_(choices.pool == PoolChoice::kOneDnn),
+        choices_(choices),
         precision_(precision) {
 #ifndef HPDL_HAVE_BLAS
     if (blas_)
@@ -292,14 +275,17 @@ class OneDnnKernels final : public LoopKernels {
 #ifdef HPDL_HAVE_BLAS
     if (blas_) return make_blas_conv(d);
 #endif
-    return make_conv(*be_, d, conv_forced_, keep_layouts_);
+    return make_conv(*be_, d, choices_, !choices_.plain_activations);
   }
   std::unique_ptr<MaxPoolKernel> max_pool(const PoolDims& d) override {
-    const bool plain = d.in_block == 1 && d.out_block == 1;
-    if (!onednn_pool_ || !plain)
-      if (auto tiled = make_cpu_max_pool(d)) return tiled;  // see tiled_max_pool.hpp
-    HPDL_REQUIRE(plain, "max pool: oneDNN's pooling here takes plain NCHW only");
-    return std::make_unique<DnnlMaxPool>(*be_, d);
+    const PoolPick pick = choose_max_pool(d, choices_);
+    std::unique_ptr<MaxPoolKernel> k;
+    if (pick.kernel == PoolKernel::kHpdl)
+      k = make_cpu_max_pool(d);
+    else
+      k = std::make_unique<DnnlMaxPool>(*be_, d);
+    k->set_choice(pick.choice);
+    return k;
   }
   std::unique_ptr<ActivationKernel> activation(Activation a, int64_t n) override {
     if (a != Activation::kRelu) return smooth_activation(a, n);
@@ -321,10 +307,9 @@ class OneDnnKernels final : public LoopKernels {
  private:
   std::unique_ptr<Engine> be_;  // kernels keep a pointer: its address must not move
   bool blas_;
-  ConvForced conv_forced_;  // run.kernels.conv_layout, conv_isa: "" (the rules) or forced
-  // Convolutions may keep their own layout for a max pool (not with activations = "plain").
-  bool keep_layouts_;
-  bool onednn_pool_;  // run.kernels.pool = "onednn": oneDNN's pooling where activations are plain
+  // run.kernels, read by the candidate tables (choices.cpp). With activations = "plain" no
+  // convolution keeps its own layout for a max pool or the next convolution.
+  KernelChoices choices_;
   Precision precision_;
 };
 

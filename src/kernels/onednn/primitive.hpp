@@ -168,14 +168,10 @@ auto build(Engine& be, const char* what, F&& f) {
 
 // Kernels in files of their own.
 std::unique_ptr<BatchNormKernel> make_batch_norm(Engine& be, const BatchNormDims& d);
-// What run.kernels forces on every convolution ("" = the rule, onednn_conv.cpp): layout
-// "blocked" | "nhwc", isa "avx2" (oneDNN's AVX2 kernels where it has them) | "native"
-// (oneDNN's first choice for the CPU). keep_layouts false: the kernel offers no native blocks
-// (ConvKernel::native_in_block), so every activation stays plain (activations = "plain").
-struct ConvForced {
-  std::string layout, isa;
-};
-std::unique_ptr<ConvKernel> make_conv(Engine& be, const ConvDims& d, const ConvForced& forced,
+// A convolution in what choices.cpp's tables choose for d under run.kernels. keep_layouts
+// false: the kernel offers no native blocks (ConvKernel::native_in_block), so every
+// activation stays plain (activations = "plain").
+std::unique_ptr<ConvKernel> make_conv(Engine& be, const ConvDims& d, const KernelChoices& run,
                                       bool keep_layouts);
 
 }  // namespace hpdl::onednn
