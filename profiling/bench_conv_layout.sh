@@ -2,7 +2,7 @@
 # The oneDNN convolution's two activation layouts side by side, per conv layer of the
 # presets: forward + backward ms with the blocked layout and with NHWC (run.kernels.conv_layout
 # forcing each, alternated ROUNDS times, medians of `hpdl time --synthetic`), the faster,
-# and what the built-in rule picks (onednn_conv.cpp). ISAS caps oneDNN's instruction set
+# and what the built-in rule picks (the layout table, kernels/onednn/choices.cpp). ISAS caps oneDNN's instruction set
 # (ONEDNN_MAX_CPU_ISA) to measure, on one machine, what an older CPU would run: AVX2 for an
 # AVX2-only server.
 #   ROUNDS=1 ISAS="AVX512_CORE AVX2" bash profiling/bench_conv_layout.sh

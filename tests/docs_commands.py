@@ -2,7 +2,7 @@
 """The commands in hpdl's documents still exist: in every ```sh block of README.md and
 docs/*.md, each `hpdl SUBCOMMAND` line's flags must be ones that `hpdl SUBCOMMAND --help`
 lists, and each `--set key=value` key's last part must be a key the config reader or model
-builder reads (src/config/config.cpp, src/builder/builder.cpp) under a known section. So a
+builder reads (src/config/read_sections.cpp, src/builder/builder.cpp) under a known section. So a
 renamed flag or config key fails CI. With --self-test, a page with an unknown flag and an
 unknown key must fail.
 
@@ -22,7 +22,7 @@ SECTIONS = {"run", "data", "model", "optimizer", "train", "checkpoint", "distrib
 
 def parser_keys(root):
     keys = set()
-    for f in ("src/config/config.cpp", "src/config/kernel_choices.cpp", "src/builder/builder.cpp"):
+    for f in ("src/config/read_sections.cpp", "src/config/kernel_choices.cpp", "src/builder/builder.cpp"):
         text = open(os.path.join(root, f)).read()
         keys |= set(re.findall(r'(?:get_[a-z_]*|read|read_bool)\("([a-z_0-9]+)"', text))
     return keys

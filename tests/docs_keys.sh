@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The config reference cannot drift from the parser: every key that the config reader
-# (src/config/config.cpp) or the model builder (src/builder/builder.cpp) asks a TOML table
+# (src/config/read_sections.cpp) or the model builder (src/builder/builder.cpp) asks a TOML table
 # for must be named in docs/configuration.md's key block, and every [section] it reads must
 # head a line there. And the other way: every key the block documents must be one the parser
 # reads or a layer type the builder knows, so a renamed or removed key cannot linger. In the
@@ -19,7 +19,7 @@ check() {  # PARSER_FILES... -> prints the keys missing from the doc's key block
     printf '%s\n' "$block" | grep -Eq "(^|[^a-z_0-9])$k([^a-z_0-9]|$)" || echo "$k"
   done
 }
-parsers=("$src/src/config/config.cpp" "$src/src/builder/builder.cpp")
+parsers=("$src/src/config/read_sections.cpp" "$src/src/builder/builder.cpp")
 # The keys a reference documents (DOC): snake_case words and words before " (", outside
 # quoted values and page paths.
 documented() {
