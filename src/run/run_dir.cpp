@@ -158,17 +158,20 @@ void RunDir::write_atomically(const std::string& name, const std::string& text) 
   write_file_atomically(file(name), text);
 }
 
+void RunDir::put_lines(std::FILE* f, bool& cut, const std::string& text) {
+  std::clearerr(f);
+  std::fputs(((cut ? "\n" : "") + text).c_str(), f);
+  cut = std::fflush(f) != 0 || std::ferror(f);
+}
+
 void RunDir::log(const std::string& line) {
   std::fputs((line + "\n").c_str(), stdout);
   std::fflush(stdout);
-  std::fputs((line + "\n").c_str(), log_);
-  std::fflush(log_);
+  put_lines(log_, log_cut_, line + "\n");
 }
 
 void RunDir::metrics_row(const std::string& header, const std::string& row) {
-  if (std::ftell(metrics_) == 0) std::fputs((header + "\n").c_str(), metrics_);
-  std::fputs((row + "\n").c_str(), metrics_);
-  std::fflush(metrics_);
+  put_lines(metrics_, metrics_cut_, (std::ftell(metrics_) == 0 ? header + "\n" : "") + row + "\n");
 }
 
 }  // namespace hpdl

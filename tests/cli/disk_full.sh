@@ -44,7 +44,7 @@ bash "$(dirname "$0")/expect_error.sh" "cannot write .*full_disk/filling/checkpo
 wait
 grep -q '"status": "failed"' "$disk/filling/manifest.json" ||
   { echo "FAIL: manifest not failed on a full disk"; cat "$disk/filling/manifest.json"; exit 1; }
-grep -q "^error: .*checkpoint.h5" "$disk/filling/log.txt" || { echo "FAIL: no error line in log.txt"; exit 1; }
+grep -q "^error: .*checkpoint.h5" "$disk/filling/log.txt" || { echo "FAIL: no error line in log.txt; it ends:"; tail -c 400 "$disk/filling/log.txt"; exit 1; }
 left=$(find "$disk/filling" -name '*.tmp' -o -name .reserve)
 [ -z "$left" ] || { echo "FAIL: left behind: $left"; exit 1; }
 echo "disk filled under the run: $(grep '^error:' "$disk/filling/log.txt")"

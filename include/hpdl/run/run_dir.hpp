@@ -46,6 +46,10 @@ class RunDir {
 
  private:
   std::FILE* open_stream(const std::string& name, OutputMode mode) const;
+  // Writes text (whole lines) to f and flushes it. A write the disk cut short leaves part of
+  // a line (stdio drops the rest), so after a failed one the next text starts a line of its
+  // own: an "error: ..." line stays at a line's start, a metrics row stays a row.
+  void put_lines(std::FILE* f, bool& cut, const std::string& text);
 
   std::string dir_;
   bool overwrite_, resume_;
@@ -53,6 +57,7 @@ class RunDir {
   bool reserved_ = false;
   std::FILE* log_ = nullptr;
   std::FILE* metrics_ = nullptr;
+  bool log_cut_ = false, metrics_cut_ = false;  // the last write to it failed (put_lines)
 };
 
 }  // namespace hpdl
