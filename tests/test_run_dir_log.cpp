@@ -8,7 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -62,6 +62,6 @@ TEST(RunDirLog, TheLineAfterOneTheDiskCutStartsALineOfItsOwn) {
     while (std::getline(in, line)) found = found || line == "error: the run failed";
     EXPECT_TRUE(found) << "no line of its own for the error";
   }
-  ::unlink((disk.path + "/filler").c_str());
-  std::system(("rm -rf " + disk.path + "/run").c_str());
+  std::filesystem::remove(disk.path + "/filler");
+  std::filesystem::remove_all(disk.path + "/run");
 }

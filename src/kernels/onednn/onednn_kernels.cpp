@@ -2,8 +2,8 @@
 // descriptor and primitive is built in the kernel's constructor (with a user-owned
 // scratchpad), and forward/backward only point memory objects at the caller's buffers
 // and execute. Dense layers use matmul so the weight gradient can accumulate through a
-// sum post-op (over many rows: x^T dy added in transposed, DnnlDense::transposed_dw);
-// convolution is in onednn_conv.cpp; tanh and sigmoid are loops (loop_kernels.hpp). With
+// sum post-op (over many rows: x^T dy added in transposed, as choices.cpp's dense table says);
+// convolution is in conv.cpp; tanh and sigmoid are loops (loop_kernels.hpp). With
 // Precision::kBf16 (checked here against the CPU) dense and conv read their inputs as bf16 and
 // write f32. N batch, I/O dense inputs/outputs, C/O conv in/out channels, H/W height/width, K
 // kernel.
