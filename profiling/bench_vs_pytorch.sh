@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Side-by-side training throughput, hpdl vs PyTorch, on this machine in one run: same
-# model, data (the Fashion-MNIST HDF5 files), batch, optimizer and total thread count.
-# Rounds alternate between the two so machine noise hits both; the table shows medians.
+# Side-by-side training throughput, hpdl vs the current PyTorch (PyPI's, pinned in
+# profiling/peers/requirements.txt), on this machine in one run: same model, data (the
+# Fashion-MNIST HDF5 files), batch, optimizer and total thread count. PyTorch runs the way
+# its users run it: eager, eager with channels-last convolutions (LeNet) and under
+# torch.compile; hpdl's ratio is against the fastest of those. Rounds alternate between
+# the runners so machine noise hits all; the table shows medians.
 # LeNet is measured twice: over its first 150 steps, and over the rest of its second epoch
 # (steps 470-750), where Adam's update meets denormal floats (hpdl's CPU backends flush them
 # to zero; PyTorch by default does not).
-# PyTorch is Debian's python3-torch with Debian's OpenBLAS (libopenblas0-openmp) preloaded.
 # Usage: [HPDL=other/hpdl] profiling/bench_vs_pytorch.sh [ROUNDS]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,44 +26,61 @@ hpdl_rate() {  # ranks config steps
     --set run.output_dir="\"$out\"" --set train.progress=false --overwrite >/dev/null
   /usr/bin/python3 profiling/hpdl_runs.py last "$out/bench/metrics.csv" samples_per_s
 }
-torch_rate() {  # model batch optimizer lr steps [warm-up steps]
-  LD_PRELOAD=$OPENBLAS /usr/bin/python3 profiling/peers/pytorch_train.py --model "$1" --batch "$2" \
-    --optimizer "$3" --lr "$4" --threads "$cores" --steps "$5" --warmup "${6:-20}" \
+torch_rate() {  # mode model batch optimizer lr steps [warm-up steps]
+  "$peer_py" profiling/peers/pytorch_train.py --mode "$1" --model "$2" --batch "$3" \
+    --optimizer "$4" --lr "$5" --threads "$cores" --steps "$6" --warmup "${7:-20}" \
     --train data/fashion-mnist-train.h5 |
     /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['samples_per_s'])"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+conv_modes="eager channels_last compile" dense_modes="eager compile"
 declare -A r
 for round in $(seq "$rounds"); do
   echo "round $round/$rounds" >&2
-  r[lenet_torch]+=" $(torch_rate lenet 128 adam 0.001 150)"
+  for mode in $conv_modes; do
+    r[lenet_$mode]+=" $(torch_rate "$mode" lenet 128 adam 0.001 150)"
+  done
   r[lenet_2x]+=" $(hpdl_rate 2 inputs/lenet_fashion_mnist.toml 150)"
   r[lenet_1x]+=" $(hpdl_rate 1 inputs/lenet_fashion_mnist.toml 150)"
   # Epoch 2 of 469 steps (60000 / 128), cut at step 750: hpdl's last metrics row is its rate.
-  r[lenet2_torch]+=" $(torch_rate lenet 128 adam 0.001 281 469)"
+  for mode in $conv_modes; do
+    r[lenet2_$mode]+=" $(torch_rate "$mode" lenet 128 adam 0.001 281 469)"
+  done
   r[lenet2_2x]+=" $(hpdl_rate 2 inputs/lenet_fashion_mnist.toml 750)"
   r[lenet2_1x]+=" $(hpdl_rate 1 inputs/lenet_fashion_mnist.toml 750)"
-  r[mlp_torch]+=" $(torch_rate mlp 32 sgd 0.05 3000)"
+  for mode in $dense_modes; do
+    r[mlp_$mode]+=" $(torch_rate "$mode" mlp 32 sgd 0.05 3000)"
+  done
   r[mlp_2x]+=" $(hpdl_rate 2 inputs/mlp_fashion_mnist.toml 3000)"
   r[mlp_1x]+=" $(hpdl_rate 1 inputs/mlp_fashion_mnist.toml 3000)"
 done
 
 cpu_line
-printf '%-28s %-22s %14s %10s %8s\n' "model (batch, optimizer)" "runner" "samples/s" "vs torch" "target"
+peer_line
+printf '%-30s %-26s %10s %14s %7s\n' "model (batch, optimizer)" "runner" "samples/s" "vs best torch" "target"
 for m in lenet lenet2 mlp; do
-  t=$(median ${r[${m}_torch]})
   case $m in
-    lenet) label="LeNet (128, Adam), first 150" target=2x ;;
-    lenet2) label="LeNet, steps 470-750" target=2x ;;
-    mlp) label="MLP 784-64-64-10 (32, SGD)" target=4x ;;
+    lenet) label="LeNet (128, Adam), first 150" target=2x modes=$conv_modes ;;
+    lenet2) label="LeNet, steps 470-750" target=2x modes=$conv_modes ;;
+    mlp) label="MLP 784-64-64-10 (32, SGD)" target=4x modes=$dense_modes ;;
   esac
-  printf '%-28s %-22s %14.0f %10s %8s\n' "$label" "PyTorch, $cores threads" "$t" "1.00x" ""
+  best=0 best_mode=""
+  for mode in $modes; do
+    t=$(median ${r[${m}_$mode]})
+    if awk -v t="$t" -v b="$best" 'BEGIN {exit !(t > b)}'; then best=$t best_mode=$mode; fi
+  done
+  for mode in $modes; do
+    t=$(median ${r[${m}_$mode]})
+    printf '%-30s %-26s %10.0f %14s %7s\n' "$label" "PyTorch ${mode/_/-}, $cores thr" "$t" \
+      "$([ "$mode" = "$best_mode" ] && echo "fastest" || awk -v t="$t" -v b="$best" 'BEGIN {printf "%.2fx", t / b}')" ""
+    label=""
+  done
   for v in 2x 1x; do
     h=$(median ${r[${m}_$v]})
     np=$([ $v = 2x ] && echo 2 || echo 1)
-    printf '%-28s %-22s %14.0f %9.2fx %8s\n' "" "hpdl, $np ranks x $((cores / np)) thr" "$h" \
-      "$(awk -v h="$h" -v t="$t" 'BEGIN {print h / t}')" "$target"
+    printf '%-30s %-26s %10.0f %13.2fx %7s\n' "" "hpdl, $np rank$([ $np -gt 1 ] && echo s) x $((cores / np)) thr" "$h" \
+      "$(awk -v h="$h" -v t="$best" 'BEGIN {print h / t}')" "$target"
   done
 done
 echo "(median of $rounds alternating rounds; raw: $(for k in "${!r[@]}"; do printf '%s:%s; ' "$k" "${r[$k]}"; done))"

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-0}
 if ! command -v clang++ >/dev/null; then
-  source tests/skip.sh
+  source tests/support/skip.sh
   skip "clang++ is not installed (scripts/setup.sh installs clang and libclang-rt-14-dev)"
 fi
 build=build-fuzz

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """PyTorch peer of hpdl's HAR residual bidirectional LSTM (inputs/har_*.toml).
 
 Same architecture as hpdl's `residual_lstm` builder: input dropout; S residual layers,
@@ -7,8 +7,9 @@ one direction on the reversed sequence, outputs concatenated) followed by per-sa
 normalisation with a scalar scale (0.5) and shift (0); last time step; dropout; linear
 logits. Adam, L2 on weights, clipping by global norm, same batch and threads, on the CPU
 or a GPU (--device cuda, fp32 with TF32 off as in hpdl; --graphs replays each step as one
-CUDA graph). Prints one JSON line with seconds per epoch, training samples/s and the mean
-step time, measured after a warm-up epoch.
+CUDA graph; --mode compile runs the model under torch.compile, compiled in the warm-up).
+Prints one JSON line with seconds per epoch, training samples/s and the mean step time,
+measured after a warm-up epoch. Run with the peer's Python from profiling/peer_env.sh.
 """
 import argparse
 import json
@@ -81,6 +82,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--graphs", action="store_true", help="capture the step as a CUDA graph")
+    ap.add_argument("--mode", choices=["eager", "compile"], default="eager")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
@@ -96,9 +98,11 @@ def main():
     weights = [p for n, p in model.named_parameters() if "weight" in n]
     steps = x.shape[0] // a.batch
 
+    forward = torch.compile(model) if a.mode == "compile" else model
+
     def train_step(xb, yb):
         opt.zero_grad(set_to_none=not a.graphs)
-        loss = F.cross_entropy(model(xb), yb)
+        loss = F.cross_entropy(forward(xb), yb)
         loss = loss + 0.005 * sum((w * w).sum() for w in weights) / 2
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 15.0)
@@ -122,7 +126,7 @@ def main():
     dt = (time.perf_counter() - t0) / a.epochs
     print(json.dumps({"peer": "pytorch", "model": f"har_{a.stacked}x{a.groups}", "hidden": a.hidden,
                       "threads": torch.get_num_threads(), "device": a.device,
-                      "graphs": a.graphs, "epoch_s": dt, "step_ms": 1e3 * dt / steps,
+                      "graphs": a.graphs, "mode": a.mode, "epoch_s": dt, "step_ms": 1e3 * dt / steps,
                       "samples_per_s": steps * a.batch / dt, "loss": loss}))
 
 

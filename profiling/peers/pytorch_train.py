@@ -1,12 +1,14 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """PyTorch peer of hpdl's LeNet, MLP and AlexNet configs, for side-by-side speed comparisons.
 
 Reads the same HDF5 files (h5py; AlexNet: synthetic input, as `hpdl time --synthetic`),
 trains the same architecture with the same batch, optimizer and thread count, on the CPU
 or on a GPU (--device cuda, fp32, TF32 off as in hpdl; --graphs replays the whole step
 as one CUDA graph), and prints one JSON line with training samples/s measured after a
-warm-up. Run with Debian's /usr/bin/python3 (python3-torch, python3-h5py); the
-bench script preloads OpenBLAS so PyTorch does not use the slow reference BLAS.
+warm-up. --mode picks how PyTorch's users run it: eager, eager with the convolutions in
+channels-last memory format (what one tuning a convnet on a CPU does), or the model under
+torch.compile (mode "default"; compiling happens in the warm-up). Run with the peer's
+Python from profiling/peer_env.sh (PyPI's torch, profiling/peers/requirements.txt).
 """
 import argparse
 import json
@@ -57,7 +59,10 @@ def main():
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--mode", choices=["eager", "channels_last", "compile"], default="eager")
     a = ap.parse_args()
+    if a.mode == "channels_last" and a.model == "mlp":
+        ap.error("--mode channels_last is for the convnets (lenet, alexnet)")
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
@@ -73,6 +78,9 @@ def main():
             y = torch.from_numpy(np.asarray(f["y"], dtype=np.int64))
     x, y = x.to(dev), y.to(dev)
     model = {"lenet": lenet, "mlp": mlp, "alexnet": alexnet}[a.model]().to(dev)
+    if a.mode == "channels_last":
+        model = model.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
     decay = [p for n, p in model.named_parameters() if n.endswith("weight")]
     rest = [p for n, p in model.named_parameters() if not n.endswith("weight")]
     groups = [{"params": decay, "weight_decay": a.l2}, {"params": rest, "weight_decay": 0.0}]
@@ -84,9 +92,11 @@ def main():
     perm = torch.randperm(x.shape[0], generator=g).to(dev)
     n_batches = x.shape[0] // a.batch
 
+    forward = torch.compile(model) if a.mode == "compile" else model
+
     def train_step(xb, yb):
         opt.zero_grad(set_to_none=not a.graphs)
-        loss = F.cross_entropy(model(xb), yb)
+        loss = F.cross_entropy(forward(xb), yb)
         loss.backward()
         opt.step()
         return loss
@@ -107,7 +117,7 @@ def main():
     loss = float(loss.detach())  # waits for the GPU
     dt = time.perf_counter() - t0
     print(json.dumps({"peer": "pytorch", "torch": torch.__version__, "model": a.model,
-                      "device": a.device, "graphs": a.graphs,
+                      "device": a.device, "graphs": a.graphs, "mode": a.mode,
                       "batch": a.batch, "threads": torch.get_num_threads(), "steps": a.steps,
                       "samples_per_s": a.steps * a.batch / dt, "loss": loss}))
 

@@ -2,7 +2,7 @@
 // element_math.hpp: convolution as im2col + one GEMM over the whole batch, max pooling
 // with a gather backward (no atomics: every input element sums its own outputs, so the
 // result does not depend on thread order), activations. A CUDA kernel calls one of these
-// per thread; tests/test_device_math.cpp calls them in host loops and compares with the
+// per thread; tests/kernels/test_device_math.cpp calls them in host loops and compares with the
 // reference backend, so this arithmetic is checked where no GPU is present.
 // Private to kernels/.
 //

@@ -4,8 +4,7 @@
 # 1 server + 2 workers). Exactly one "hpdl: error:" line naming a worker's rank and the
 # step, no MPI_Abort banner, exit 1, every rank ended; rank 0's manifest says "failed" with
 # that line and log.txt ends with it. Usage: agreed_ending.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs
 rm -rf "$out/ae_ps"
 start=$(date +%s.%N)

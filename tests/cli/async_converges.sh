@@ -9,7 +9,7 @@
 # Usage: async_converges.sh MPIRUN HPDL CONFIG OUTDIR TOL FLOOR [--set k=v ...]
 # Skips (exit 77) when the config's data files have not been prepared (scripts/setup.sh).
 set -eu
-source "$(dirname "$0")/../skip.sh"
+source "$(dirname "$0")/../support/skip.sh"
 mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 config=$3 out=$4 tol=$5 floor=$6
 shift 6
 for f in $(sed -n 's/^\(train\|test\)_file = "\(.*\)"/\2/p' "$config"); do

@@ -7,8 +7,8 @@
 # must name the precision, and `hpdl eval` of the saved model must give the run's own test
 # loss. Without them the test skips (exit 77) saying why.
 # Usage: bf16_train.sh MPIRUN HPDL FIXTURES
-set -u
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
+set +e  # each failing command is checked below
 expect="bash $(dirname "$0")/expect_error.sh"
 out=$fx/outputs
 run() {  # run NAME PRECISION

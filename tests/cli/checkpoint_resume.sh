@@ -10,8 +10,7 @@
 #    which --resume-from continues to the same parameters; --resume moves it aside and
 #    falls back, and a checkpoint write that then fails leaves checkpoint.prev.h5 intact.
 # Usage: checkpoint_resume.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/ckpt
 expect="bash $(dirname "$0")/expect_error.sh"
 source "$(dirname "$0")/interrupt.sh"

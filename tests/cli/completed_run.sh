@@ -2,8 +2,7 @@
 # A tiny 2-rank run completes and writes every output; a second run into the same
 # directory is refused and leaves the completed run untouched; --overwrite replaces it.
 # Usage: completed_run.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/tiny
 rm -rf "$out"
 $mpirun -np 2 "$hpdl" train "$fx/tiny.toml"

@@ -5,9 +5,9 @@
 # removed; the manifest says "failed" with that error; every rank exits 1 by itself. Needs
 # root (mount).
 # Usage: disk_full.sh MPIRUN HPDL FIXTURES
-set -u
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
-source "$(dirname "$0")/../skip.sh"
+source "$(dirname "$0")/prologue.sh"
+set +e  # each failing command is checked below
+source "$(dirname "$0")/../support/skip.sh"
 disk=$fx/full_disk
 mkdir -p "$disk"
 mountpoint -q "$disk" && umount "$disk"

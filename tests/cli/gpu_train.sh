@@ -6,8 +6,8 @@
 # one (or without the CUDA backend in this build): the refusal must be one clear line,
 # a non-zero exit and every rank ended; then the test skips (exit 77) saying why.
 # Usage: gpu_train.sh MPIRUN HPDL FIXTURES
-set -u
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
+set +e  # each failing command is checked below
 expect="bash $(dirname "$0")/expect_error.sh"
 out=$fx/outputs
 run() {  # run NAME DEVICE

@@ -3,8 +3,7 @@
 # header): training writes its checkpoints and model.h5 (the config stored with them),
 # `hpdl eval` reads the model back, and --resume continues from the checkpoint.
 # Usage: large_config.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/large_config
 rm -rf "$out" && mkdir -p "$out"
 /usr/bin/python3 - "$fx/tiny.toml" "$out/large.toml" <<'PY'

@@ -5,8 +5,7 @@
 # (written before the traces) and the traces. On d8ff6d2 the watchdog ended it ("another
 # rank is late or gone"), without model.h5.
 # Usage: long_trace.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/long_trace
 rm -rf "$out"
 rc=0

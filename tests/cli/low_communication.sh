@@ -10,8 +10,7 @@
 #    momentum);
 #  - the settings are refused, naming the key, where they do not apply.
 # Usage: low_communication.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/lowcomm
 expect="bash $(dirname "$0")/expect_error.sh"
 source "$(dirname "$0")/interrupt.sh"

@@ -5,10 +5,9 @@
 #  - 2 ranks on this host, each estimated at 0.6 of the machine's memory;
 #  - 1 rank in a memory cgroup of 1 GiB, estimated at 4 GiB.
 # Usage: memory_limits.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 expect="bash $(dirname "$0")/expect_error.sh"
-source "$(dirname "$0")/../skip.sh"
+source "$(dirname "$0")/../support/skip.sh"
 # A dense layer of U units on the tiny model's 64 inputs, then 4: 68 U parameters at 16 bytes
 # each (value, gradient, Adam's two buffers).
 model() { echo "model.layers=[{type=\"flatten\"},{type=\"dense\",units=$1},{type=\"dense\",units=4}]"; }

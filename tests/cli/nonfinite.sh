@@ -5,8 +5,7 @@
 # says "failed"; the checkpoints written every step before hold only finite numbers.
 # (2) "skip": the run completes, the step is skipped with a warning line, parameters finite.
 # Usage: nonfinite.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs
 run=($mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set data.train_file=\"$fx/huge.h5\" --overwrite)
 finite() {  # FILE DATASET: every value finite

@@ -4,8 +4,7 @@
 # that is missing or was not profiled, a file that is no network.json, a rank count below 1
 # or too small for a parameter-server run's servers; a parameter-server run predicted.
 # Usage: predict_inputs.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/predict
 expect="bash $(dirname "$0")/expect_error.sh"
 rm -rf "$out" && mkdir -p "$out"

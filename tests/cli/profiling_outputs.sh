@@ -7,8 +7,7 @@
 # out by hand; its refusals name the file. `hpdl time --csv` writes the efficiency rows and
 # profiling/plot_roofline.py draws them (when matplotlib is there).
 # Usage: profiling_outputs.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/compare
 expect="bash $(dirname "$0")/expect_error.sh"
 rm -rf "$out" && mkdir -p "$out"

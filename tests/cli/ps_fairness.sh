@@ -12,7 +12,7 @@
 # Skips (77) without the prepared data, or namespaces and cgroups for `cluster`.
 set -eu
 src=$1 hpdl=$2 work=$3 where=$4
-source "$src/tests/skip.sh"
+source "$src/tests/support/skip.sh"
 cd "$src"
 for f in data/fashion-mnist-train.h5; do [ -f "$f" ] || skip "$f is missing (run scripts/setup.sh)"; done
 export OMP_NUM_THREADS=1

@@ -4,8 +4,7 @@
 # and on --resume, is refused in one line naming it, and the file it points at is unchanged.
 # Also the one rule for run names: one made from Slurm's job id must stay inside output_dir.
 # Usage: run_dir_links.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 expect="bash $(dirname "$0")/expect_error.sh"
 out=$fx/outputs/links victim=$fx/links_victim
 # shellcheck disable=SC2206

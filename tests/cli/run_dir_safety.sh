@@ -4,8 +4,7 @@
 # run is refused, naming that run's pid; (3) a run that fails after set-up writes the error
 # into log.txt and marks its manifest "status": "failed".
 # Usage: run_dir_safety.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 expect="bash $(dirname "$0")/expect_error.sh"
 out=$fx/outputs/safety
 # shellcheck disable=SC2206

@@ -3,8 +3,7 @@
 # naming the rank and the first difference: one mpirun starting two configs (MPMD), and one
 # config whose relative data path means different files in different working directories.
 # Usage: same_job.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 expect="bash $(dirname "$0")/expect_error.sh"
 tiny=$fx/tiny.toml
 

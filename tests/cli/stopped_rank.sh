@@ -7,8 +7,8 @@
 # bound + 5 s; the test fails only past bound + 15 s, so a loaded machine does not fail it).
 # The run directory's manifest says "failed" with the same error, and log.txt has it.
 # Usage: stopped_rank.sh MPIRUN HPDL FIXTURES
-set -u
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
+set +e  # each failing command is checked below
 bound=3
 rank_pid() {  # the pid of hpdl's rank R among the children of mpirun
   local p

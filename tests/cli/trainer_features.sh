@@ -11,8 +11,7 @@
 #    `hpdl eval` of a checkpoint;
 #  - hpdl eval refuses a model/data mismatch and files that are no model, with one line.
 # Usage: trainer_features.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/features
 expect="bash $(dirname "$0")/expect_error.sh"
 source "$(dirname "$0")/interrupt.sh"

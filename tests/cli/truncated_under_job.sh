@@ -3,8 +3,7 @@
 # the reading rank must end the job the agreed way, with one line naming the file, exit 1 and
 # a manifest that says "failed", not die of SIGBUS (exit 135, no line, "running").
 # Usage: truncated_under_job.sh MPIRUN HPDL FIXTURES
-set -eu
-mpirun="$1 --oversubscribe --bind-to none" hpdl=$2 fx=$3
+source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/truncated_under_job data=$fx/shrinking_train.h5
 rm -rf "$out"
 cp "$fx/train.h5" "$data"

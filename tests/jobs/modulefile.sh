@@ -5,7 +5,7 @@
 set -u
 build=$1 prefix=$2/prefix
 init=/usr/share/lmod/lmod/init/bash
-source "$(dirname "$0")/../skip.sh"
+source "$(dirname "$0")/../support/skip.sh"
 [ -f "$init" ] || skip "Lmod is not installed ($init missing; apt-get install lmod)"
 rm -rf "$2" && mkdir -p "$2"
 cmake --install "$build" --prefix "$prefix" >/dev/null || { echo "FAIL: cmake --install"; exit 1; }

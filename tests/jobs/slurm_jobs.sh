@@ -8,7 +8,7 @@
 # Usage: slurm_jobs.sh SOURCE_DIR HPDL FIXTURES WORK_DIR     (exit 77 = skipped)
 set -u
 src=$1 hpdl=$2 fx=$3 work=$4
-source "$src/tests/skip.sh"
+source "$src/tests/support/skip.sh"
 # (Its messages go through a file: the daemons it starts must not hold a pipe open.)
 up_log=$(mktemp)
 if ! bash "$src/scripts/slurm_up.sh" >"$up_log" 2>&1; then

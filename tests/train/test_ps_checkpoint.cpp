@@ -1,0 +1,81 @@
+// The parameter server's checkpoint: servers' slices and workers' state.
+#include <gtest/gtest.h>
+
+#include "hpdl/core/error.hpp"
+#include "hpdl/data/h5_util.hpp"
+#include "hpdl/train/checkpoint.hpp"
+#include "hpdl/train/ps_checkpoint.hpp"
+
+using namespace hpdl;
+
+// A server's slices come back from a checkpoint's full-length vectors at the shard's
+// offset; a slice the checkpoint lacks is named: an asynchronous DiLoCo checkpoint written
+// before the server's rounds has outer.momentum but no outer.round.
+TEST(PsCheckpoint, ShardSlicesRestoreAndAMissingOneIsNamed) {
+  Checkpoint c;
+  c.params = {1, 2, 3, 4};
+  c.buffers.push_back({"outer.momentum", {5, 6, 7, 8}});
+  std::vector<float> params(2), momentum(2), round(2);
+  restore_shard(
+      c, 2, {{"params", std::span<float>(params)}, {"outer.momentum", std::span<float>(momentum)}});
+  EXPECT_EQ(params, (std::vector<float>{3, 4}));
+  EXPECT_EQ(momentum, (std::vector<float>{7, 8}));
+  try {
+    restore_shard(
+        c, 2,
+        {{"outer.momentum", std::span<float>(momentum)}, {"outer.round", std::span<float>(round)}});
+    ADD_FAILURE() << "a missing outer.round was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("lacks the parameter server's outer.round"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A parameter-server worker's state has one encoding: what restore_worker reads back from a
+// checkpoint is what the worker was, buffers included; anything missing is named.
+TEST(PsCheckpoint, WorkerStateRoundTripsAndMissingPartsAreNamed) {
+  WorkerState w;
+  w.epoch = 3, w.step_in_epoch = 5, w.step = 41, w.pushes_since_pull = 2, w.pending_steps = 3;
+  w.pulled_versions = {7, 9};
+  w.epoch_loss = {1.5, 0.25, 0}, w.epoch_samples = {64, 64, 0}, w.epoch_steps = {2, 2, 1};
+  Checkpoint c;
+  c.extra["workers"].push_back(nlohmann::json(w));
+  c.buffers.push_back({"worker0.params", {1, 2, 3}});
+  c.buffers.push_back({"worker0.w_bak", {4, 5, 6}});
+  std::vector<float> params(3), bak(3), wrong(2);
+  const WorkerState back = restore_worker(
+      c, 0, {{"params", std::span<float>(params)}, {"w_bak", std::span<float>(bak)}});
+  EXPECT_EQ(nlohmann::json(back), nlohmann::json(w));
+  EXPECT_EQ(back.pending_steps, 3);
+  // A checkpoint written before pending_steps was kept: nothing pending.
+  nlohmann::json older = nlohmann::json(w);
+  older.erase("pending_steps");
+  EXPECT_EQ(older.get<WorkerState>().pending_steps, 0);
+  older.erase("step");  // every other key is required
+  EXPECT_THROW(older.get<WorkerState>(), nlohmann::json::exception);
+  EXPECT_EQ(params, (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(bak, (std::vector<float>{4, 5, 6}));
+  auto message = [&](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(
+      message([&] { restore_worker(c, 1, {}); }).find("no state for parameter-server worker1"),
+      std::string::npos);
+  EXPECT_NE(message([&] {
+              restore_worker(c, 0, {{"mean_square", std::span<float>(params)}});
+            }).find("lacks worker0.mean_square"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              restore_worker(c, 0, {{"params", std::span<float>(wrong)}});
+            }).find("lacks worker0.params of 2 values"),
+            std::string::npos);
+  c.extra["workers"][0].erase("step");
+  EXPECT_NE(message([&] { restore_worker(c, 0, {}); }).find("state of worker0 is malformed"),
+            std::string::npos);
+}
