@@ -10,14 +10,18 @@
 # <= 1 ms and >= 3x PyTorch's samples/s; LeNet epoch <= 0.3 s; timing overhead <= 2 % with
 # >= 98 % attributed.
 # Needs a CUDA build of hpdl (scripts/setup.sh on a machine with nvcc) and a Python whose
-# torch sees the GPU (PYTHON=..., default python3). Without a GPU it stops with hpdl's own
+# torch sees the GPU: PYTHON=..., by default the pinned PyPI peer's (profiling/peer_env.sh)
+# where it is installed, else python3 (a GPU machine without network keeps the torch it
+# has); the line before the table names the peer's version, CUDA and cuDNN. Without a GPU it stops with hpdl's own
 # "no CUDA device" line. On a GPU machine without Debian's libraries: scripts/gpu_bundle.sh,
 # then scripts/gpu_checks.sh runs this among the other GPU checks.
 # Usage: [HPDL=build/hpdl] [PYTHON=python3] profiling/bench_gpu.sh [EPOCHS]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
-hpdl=${HPDL:-build/hpdl} py=${PYTHON:-python3}
+peer_py=${HPDL_PEER_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hpdl/torch-peer}/bin/python
+[ -x "$peer_py" ] || peer_py=python3
+hpdl=${HPDL:-build/hpdl} py=${PYTHON:-$peer_py}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 gpu=(--set 'run.device="gpu"')
@@ -43,6 +47,7 @@ row() {  # model runner s/epoch samples/s step_ms reference_samples/s
     "$(awk -v a="$4" -v b="$6" 'BEGIN {print a / b}')"
 }
 
+"$py" -c 'import torch; print(f"peer: PyTorch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}")'
 printf '%-22s %-26s %10s %12s %10s %10s\n' model runner s/epoch samples/s "step ms" "vs eager"
 # LeNet, Fashion-MNIST (60000 rows), batch 128, Adam 0.001.
 n=60000
