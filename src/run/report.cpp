@@ -147,9 +147,18 @@ void RunReport::resumed(const Checkpoint& from, const std::string& path,
            std::to_string(from.epoch_step) + " of its steps done, global step " +
            std::to_string(from.global_step) + ", " + fmt("%.1f", from.elapsed_s) +
            " s trained before");
+  const int64_t ranks = manifest_.value("ranks", int64_t{0});
+  if (from.ranks != ranks)
+    dir_.log("resuming " + std::to_string(from.ranks) + " ranks' checkpoint on " +
+             std::to_string(ranks) + ": the same global batch (" + std::to_string(from.batch) +
+             ") and sample order; the sums are grouped for " + std::to_string(ranks) +
+             " ranks, so training continues within rounding of an uninterrupted run, not bit "
+             "for bit");
   for (const EpochStats& st : from.history) metrics_row(st);
-  manifest_["resumed_from"] = {
-      {"file", path}, {"epoch", from.epoch}, {"global_step", from.global_step}};
+  manifest_["resumed_from"] = {{"file", path},
+                               {"epoch", from.epoch},
+                               {"global_step", from.global_step},
+                               {"ranks", from.ranks}};
   if (!fallback_reason.empty()) manifest_["resumed_from"]["fallback_because"] = fallback_reason;
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
 }

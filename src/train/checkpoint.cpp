@@ -104,9 +104,24 @@ void check_compatible(const Checkpoint& found, const Checkpoint& expected,
     }
     if (!diff.empty()) throw Error(head + "model (" + diff + ")");
   }
+  // A synchronous run continues on another rank count: every rank holds the same state, and
+  // the global batch and sample order do not depend on the ranks (data/sampler.hpp). State
+  // that differs from rank to rank (rank_state.hpp) has no owner on another count.
+  const bool other_ranks = found.ranks != expected.ranks;
+  if (other_ranks && found.mode == "sync" && expected.mode == "sync") {
+    for (const auto& [name, values] : found.buffers)
+      if (name.rfind("rank0.", 0) == 0)
+        throw Error("checkpoint " + path + " holds state of each of its " +
+                    std::to_string(found.ranks) + " ranks (" + name.substr(6) +
+                    ": compression's error feedback or local SGD's replicas): it resumes only on " +
+                    std::to_string(found.ranks) + " ranks, this run has " +
+                    std::to_string(expected.ranks));
+  }
   // The same model computed another way (another CPU's kernels, another run.kernels) would
-  // not continue the same sums: resumed = uninterrupted holds only for the same plan.
-  if (!found.plan.empty() && !expected.plan.empty()) {
+  // not continue the same sums: resumed = uninterrupted holds only for the same plan. On
+  // another rank count the sums are grouped otherwise anyway (and a plan's choices may
+  // follow the local batch), so the plan is not compared there.
+  if (!other_ranks && !found.plan.empty() && !expected.plan.empty()) {
     std::string diff;
     try {
       diff = ExecutionPlan::parse(found.plan).first_difference(ExecutionPlan::parse(expected.plan));
@@ -118,8 +133,9 @@ void check_compatible(const Checkpoint& found, const Checkpoint& expected,
   auto differ = [&](const std::string& what, const std::string& was, const std::string& now) {
     if (was != now) throw Error(head + what + ": it has " + was + ", this run " + now);
   };
-  differ("rank layout (ranks)", std::to_string(found.ranks), std::to_string(expected.ranks));
   differ("rank layout (distributed.mode)", found.mode, expected.mode);
+  if (found.mode != "sync")  // a parameter server's positions and shards follow its ranks
+    differ("rank layout (ranks)", std::to_string(found.ranks), std::to_string(expected.ranks));
   differ("rank layout (distributed.servers)", std::to_string(found.servers),
          std::to_string(expected.servers));
   differ("optimizer (optimizer.name)", found.optimizer, expected.optimizer);

@@ -4,7 +4,7 @@
 #    continues and ends with parameters bitwise equal to an uninterrupted run (Adam, so
 #    the optimizer state matters), and the same metrics;
 #  - a checkpoint from a different model (other tensors, or the same tensors with another
-#    activation or a layer more), rank layout or execution plan (run.kernels) is refused
+#    activation or a layer more) or execution plan (run.kernels) is refused
 #    naming the first difference;
 #  - a truncated checkpoint.h5 is refused, naming the intact checkpoint.prev.h5, from
 #    which --resume-from continues to the same parameters; --resume moves it aside and
@@ -45,7 +45,7 @@ $expect "checkpoint .*nope.h5 not found" \
 $expect "checkpoint .*full/model.h5: it is not an hpdl checkpoint" \
   $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=nope --resume-from "$out/full/model.h5"
 
-# A different model, a different rank layout.
+# A different model (another rank count: resume_other_ranks.sh).
 mv "$out/cut_copy" "$out/other"
 $expect "checkpoint .*other/checkpoint.h5 is from a different model" \
   $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume --set model.layers.1.units=8
@@ -58,8 +58,6 @@ $expect "other/checkpoint.h5 is from a different model \\(model.layers: it has 4
 # The same model computed another way: the execution plans differ.
 $expect "other/checkpoint.h5 is from a different execution plan \\(run.kernels: it has none, this run activations = \"plain\"\\)" \
   $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=other --resume --set run.kernels.activations=plain
-$expect "is from a different rank layout \\(ranks\\): it has 2, this run 1" \
-  $mpirun -np 1 "$hpdl" train "${args[@]}" --set run.name=other --resume
 
 # A truncated checkpoint: --resume-from it is refused, naming the intact previous one;
 # --resume falls back to checkpoint.prev.h5 with a line saying so; so does --resume when

@@ -1,5 +1,6 @@
 // A run's state between two steps, as checkpoint.h5 holds it: what identifies the run
-// (a checkpoint resumes only the same model on the same rank layout), where training
+// (a checkpoint resumes only the same model; a parameter server's only on the same rank
+// layout, a synchronous run's on any rank count that splits its batch), where training
 // stands (epoch, step within it, global step, the epochs already done), and the state
 // itself (parameters, named float buffers such as the optimizer's moments, named int64
 // counters). Random numbers are counter-based functions of (seed, step), so the seed and
@@ -56,6 +57,7 @@ struct Checkpoint : CheckpointHeader {
 // This run's identity fields (position and state left empty).
 Checkpoint checkpoint_identity(const Config& cfg, const Model& model, int ranks);
 // Error naming PATH and the first identity field in which `found` differs from `expected`.
+// A synchronous checkpoint may differ in its rank count, unless it holds per-rank state.
 void check_compatible(const Checkpoint& found, const Checkpoint& expected, const std::string& path);
 
 // Writes PATH.tmp, fsyncs and renames it over PATH; the checkpoint it replaces is kept as

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A synchronous checkpoint resumes on another rank count (docs/checkpoints.md): 4 ranks stop
+# at a checkpoint (SIGUSR1), then the run resumes on 3 and, separately, on 2 ranks; each ends
+# within the equivalence tests' tolerance of 1 rank trained without a stop, with a log line
+# saying the resume is not bit for bit. What cannot continue is refused in one line: a
+# batch the new count cannot split, per-rank state (compression's error feedback), a
+# parameter server's checkpoint.
+# Usage: resume_other_ranks.sh MPIRUN HPDL FIXTURES
+source "$(dirname "$0")/prologue.sh"
+source "$(dirname "$0")/interrupt.sh"
+expect="bash $(dirname "$0")/expect_error.sh"
+out=$fx/outputs/other_ranks
+rm -rf "$out" && mkdir -p "$out"
+args=("$fx/tiny.toml" --set "run.output_dir=\"$out\"" --set train.epochs=40 --set checkpoint.every_steps=40)
+close() { /usr/bin/python3 "$(dirname "$0")/params_close.py" "$1/model.h5" "$2/model.h5" 2e-5; }
+
+$mpirun -np 1 "$hpdl" train "${args[@]}" --set run.name=one >/dev/null
+interrupt_at_checkpoint "$out/cut/checkpoint.h5" "$out/cut.log" \
+  $mpirun -np 4 "$hpdl" train "${args[@]}" --set run.name=cut
+for n in 3 2; do
+  cp -r "$out/cut" "$out/on$n"
+  $mpirun -np $n "$hpdl" train "${args[@]}" --set run.name=on$n --resume >/dev/null
+  grep -q "resuming 4 ranks' checkpoint on $n: the same global batch (16) and sample order" "$out/on$n/log.txt" ||
+    { echo "FAIL: no line saying the resume on $n ranks is not bit for bit"; cat "$out/on$n/log.txt"; exit 1; }
+  grep -q '"status": "complete"' "$out/on$n/manifest.json"
+  close "$out/one" "$out/on$n" || { echo "FAIL: 4 ranks resumed on $n differ from 1 rank"; exit 1; }
+done
+echo "4 ranks stopped, resumed on 3 and on 2: within 2e-5 of 1 rank uninterrupted"
+
+# What cannot continue: a batch of 16 on 17 ranks; compression's per-rank error feedback; a
+# parameter server's worker positions.
+cp -r "$out/cut" "$out/split"
+$expect "train.batch = 16 is smaller than the number of ranks \\(17\\)" \
+  $mpirun -np 17 "$hpdl" train "${args[@]}" --set run.name=split --resume
+interrupt_at_checkpoint "$out/fb/checkpoint.h5" "$out/fb.log" \
+  $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=fb --set distributed.compression=\"bf16\"
+$expect "fb/checkpoint.h5 holds state of each of its 2 ranks \\(feedback: compression's error feedback or local SGD's replicas\\): it resumes only on 2 ranks, this run has 3" \
+  $mpirun -np 3 "$hpdl" train "${args[@]}" --set run.name=fb --set distributed.compression=\"bf16\" --resume
+ps=(--set distributed.mode=\"downpour\" --set optimizer.name=\"sgd\")
+interrupt_at_checkpoint "$out/ps/checkpoint.h5" "$out/ps.log" \
+  $mpirun -np 3 "$hpdl" train "${args[@]}" --set run.name=ps "${ps[@]}"
+$expect "ps/checkpoint.h5 is from a different rank layout \\(ranks\\): it has 3, this run 4" \
+  $mpirun -np 4 "$hpdl" train "${args[@]}" --set run.name=ps "${ps[@]}" --resume
+echo "refused in one line: a batch the ranks cannot split, per-rank state, a parameter server's layout"
