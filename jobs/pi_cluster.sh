@@ -20,6 +20,9 @@
 #   HPDL_IFACE           network interface for MPI traffic, e.g. eth0 (unset: let Open MPI pick)
 #   HPDL                 the hpdl binary (default: hpdl on PATH, else ./build/hpdl)
 #   HPDL_MPIRUN_ARGS     anything else for mpirun (e.g. --oversubscribe for a test on one host)
+#   HPDL_RESTARTS        when > 0, keep a synchronous job training when a host dies: run
+#                        again with --resume on the hosts that answer, up to this many times
+#                        (jobs/elastic.sh; HPDL_MIN_HOSTS, HPDL_RSH, HPDL_PROBE_S)
 # A stop request (SIGTERM or Ctrl-C to this script, or SIGUSR1 to mpirun) makes every rank
 # finish its step, write a checkpoint and exit 75 (jobs/mpirun_stop.sh turns SIGTERM/SIGINT
 # into the SIGUSR1 that mpirun forwards at once); run the same command with --resume to continue.
@@ -30,7 +33,7 @@ shift
 [ -f "$hostfile" ] || { echo "pi_cluster: hostfile $hostfile not found" >&2; exit 1; }
 
 # Parse and check the hostfile first: a bad line is named, nothing is started.
-nodes=0 slots_total=0 lineno=0
+nodes=0 slots_total=0 lineno=0 hosts=() slots=()
 while IFS= read -r raw || [ -n "$raw" ]; do
   lineno=$((lineno + 1))
   line=$(printf '%s' "$raw" | sed -e 's/#.*//' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
@@ -41,6 +44,8 @@ while IFS= read -r raw || [ -n "$raw" ]; do
   fi
   nodes=$((nodes + 1))
   slots_total=$((slots_total + ${BASH_REMATCH[4]:-1}))
+  hosts+=("${line%%[[:space:]]*}")
+  slots+=("${BASH_REMATCH[4]:-1}")
 done < "$hostfile"
 [ $nodes -gt 0 ] || { echo "pi_cluster: $hostfile lists no hosts" >&2; exit 1; }
 
@@ -54,6 +59,16 @@ threads=${HPDL_THREADS:-$(( $(nproc) / per_node > 0 ? $(nproc) / per_node : 1 ))
 hpdl=${HPDL:-$(command -v hpdl || echo "$PWD/build/hpdl")}
 iface=()
 [ -n "${HPDL_IFACE:-}" ] && iface=(--mca btl_tcp_if_include "$HPDL_IFACE" --mca oob_tcp_if_include "$HPDL_IFACE")
-echo "pi_cluster: $ranks ranks on $nodes nodes ($per_node per node, $threads threads each)"
-exec bash "$(dirname "$0")/mpirun_stop.sh" --hostfile "$hostfile" -np "$ranks" \
-  --map-by "ppr:$per_node:node" --bind-to none -x OMP_NUM_THREADS="$threads" "${iface[@]}" ${HPDL_MPIRUN_ARGS:-} "$hpdl" train "$@"
+mpirun_args() {  # HOSTFILE RANKS: mpirun's arguments for one run of the job
+  echo "pi_cluster: $2 ranks on $(($2 / per_node)) nodes ($per_node per node, $threads threads each)" >&2
+  args=(--hostfile "$1" -np "$2" --map-by "ppr:$per_node:node" --bind-to none
+    -x OMP_NUM_THREADS="$threads" "${iface[@]}")
+}
+if [ "${HPDL_RESTARTS:-0}" -gt 0 ]; then
+  source "$(dirname "$0")/elastic.sh"
+  supervise "$@"
+  exit $?
+fi
+mpirun_args "$hostfile" "$ranks"
+# shellcheck disable=SC2086
+exec bash "$(dirname "$0")/mpirun_stop.sh" "${args[@]}" ${HPDL_MPIRUN_ARGS:-} "$hpdl" train "$@"

@@ -115,6 +115,11 @@ case \$host in
   $subnet.*) i=\$(( \${host##*.} - 10 )) ;;
   *) echo "netns agent: unknown host \$host" >&2; exit 255 ;;
 esac
+# A host whose link is down does not answer, as ssh to a powered-off board would not.
+# (Where ip cannot tell, as in an arm64 root without iproute2, the host answers.)
+if link=\$(ip -n hpdl-h\$i -o link show eth0 2>/dev/null) && ! grep -q '[<,]UP[,>]' <<<"\$link"; then
+  echo "ssh: connect to host \$host port 22: No route to host" >&2; exit 255
+fi
 # The host's CPU budget holds this process and everything it starts.
 cg=\$(. "$state/settings"; [ -n "\$cgroups" ] && echo "\$cgroups/hpdl-h\$i")
 if [ -n "\$cg" ]; then echo \$\$ >"\$cg/cgroup.procs" || exit 255; fi

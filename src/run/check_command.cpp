@@ -4,7 +4,8 @@
 // H5Split::validate over every row: labels and finite inputs). Sweep submission runs it on
 // every grid line before queueing anything. --ranks N adds the checks that depend on the
 // job's size (samples per rank, batch, parameter-server layout), by the code train runs.
-// Last, the execution plan train would run (plan/execution_plan.hpp), where the backend runs.
+// Last, the execution plan train would run (plan/execution_plan.hpp), where the backend runs,
+// and the run directory train would write.
 #include <cstdio>
 
 #include "hpdl/builder/builder.hpp"
@@ -16,6 +17,7 @@
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/data_splits.hpp"
 #include "hpdl/run/job_layout.hpp"
+#include "hpdl/run/run_dir.hpp"
 
 namespace hpdl {
 
@@ -59,6 +61,9 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets, i
           "%s", plan_of(*build_model(cfg.model, local_batch, cfg.run, 0), cfg.run).table().c_str());
     else
       std::printf("plan: made where the backend runs (hpdl time prints it there)\n");
+    // Where train writes: launchers keep their own records beside the run's (pi_cluster.sh).
+    std::printf("run directory: %s/%s\n", cfg.run.output_dir.c_str(),
+                resolve_run_name(cfg).c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hpdl: error: %s\n", e.what());

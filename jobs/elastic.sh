@@ -1,0 +1,93 @@
+# Sourced by jobs/pi_cluster.sh when HPDL_RESTARTS > 0: `supervise HOSTFILE ARGS...` keeps a
+# synchronous job training when a host dies. It runs the job on the hostfile's hosts that
+# answer; when a run ends with an error and a host that ran it no longer answers, it drops
+# that host and runs the job again with --resume on the hosts left (a sync checkpoint
+# resumes on another rank count), at most HPDL_RESTARTS times and while at least
+# HPDL_MIN_HOSTS hosts answer. A host that answers again is used at the next start. Each
+# event is one line on stderr and a row in the run directory's restarts.csv. A run that
+# ends well (exit 0), is stopped on request (exit 75) or fails with every host answering
+# (a bad input, a diverged run) is not restarted.
+# A host answers when `$HPDL_RSH HOST true` succeeds within HPDL_PROBE_S seconds (default:
+# ssh in batch mode, as mpirun starts its daemons; 10 s).
+# Needs from pi_cluster.sh: hosts[] and slots[] (the hostfile), per_node, hpdl, and
+# mpirun_args HOSTFILE RANKS (sets args[] for one mpirun).
+
+probe() {
+  # shellcheck disable=SC2086
+  timeout "${HPDL_PROBE_S:-10}" ${HPDL_RSH:-ssh -o BatchMode=yes -o ConnectTimeout=5} "$1" true \
+    </dev/null >/dev/null 2>&1
+}
+
+# One run of the job on HOSTFILE with RANKS ranks; returns its exit code. A SIGTERM or SIGHUP
+# to the supervisor goes to the run (jobs/mpirun_stop.sh turns it into a checkpoint and
+# exit 75, which ends the supervision); Ctrl-C reaches the run through the process group.
+launch() {
+  local file=$1 n=$2 child args
+  shift 2
+  mpirun_args "$file" "$n"
+  # shellcheck disable=SC2086
+  bash "$(dirname "${BASH_SOURCE[0]}")/mpirun_stop.sh" "${args[@]}" ${HPDL_MPIRUN_ARGS:-} "$hpdl" train "$@" &
+  child=$!
+  trap 'kill -TERM $child 2>/dev/null' TERM HUP
+  trap '' INT
+  while :; do
+    wait "$child"
+    local rc=$?
+    kill -0 "$child" 2>/dev/null || break  # wait returned for a trapped signal: wait again
+  done
+  trap - TERM HUP INT
+  return "$rc"
+}
+
+supervise() {
+  local args=("$@") restarts=0 max=$HPDL_RESTARTS min=${HPDL_MIN_HOSTS:-1} live rc i n
+  local run_dir history t_end t_start
+  live=$(mktemp /tmp/hpdl-hosts.XXXXXX)
+  # Where the run writes, for restarts.csv (the train arguments' --set pairs decide it).
+  local sets=() a prev=""
+  for a in "${args[@]:1}"; do [ "$prev" = --set ] && sets+=(--set "$a"); prev=$a; done
+  run_dir=$("$hpdl" check "${args[0]}" "${sets[@]}" 2>/dev/null | sed -n 's/^run directory: //p')
+  history=${run_dir:-.}/restarts.csv
+  while :; do
+    : >"$live"
+    n=0
+    local gone=()
+    for i in "${!hosts[@]}"; do
+      if probe "${hosts[$i]}"; then
+        echo "${hosts[$i]} slots=${slots[$i]}" >>"$live"
+        n=$((n + 1))
+      else
+        gone+=("${hosts[$i]}")
+      fi
+    done
+    if [ "$n" -lt "$min" ]; then
+      echo "pi_cluster: $n of ${#hosts[@]} hosts answer (not: ${gone[*]}), fewer than HPDL_MIN_HOSTS=$min: giving up" >&2
+      rm -f "$live"
+      return 1
+    fi
+    [ ${#gone[@]} -eq 0 ] || echo "pi_cluster: left out, not answering: ${gone[*]}" >&2
+    t_start=$(date +%s.%N)
+    [ -z "${t_end:-}" ] || echo "pi_cluster: $(awk -v a="$t_end" -v b="$t_start" 'BEGIN {printf "%.1f", b - a}') s from the end of the last run to this start" >&2
+    launch "$live" $((n * per_node)) "${args[@]}"
+    rc=$?
+    t_end=$(date +%s.%N)
+    if [ "$rc" -eq 0 ] || [ "$rc" -eq 75 ]; then rm -f "$live"; return "$rc"; fi
+    local lost=() host
+    while read -r host _; do probe "$host" || lost+=("$host"); done <"$live"
+    if [ ${#lost[@]} -eq 0 ]; then
+      echo "pi_cluster: the job failed (exit $rc) with every host answering: not restarted" >&2
+      rm -f "$live"
+      return "$rc"
+    fi
+    restarts=$((restarts + 1))
+    if [ "$restarts" -gt "$max" ]; then
+      echo "pi_cluster: lost ${lost[*]} (exit $rc) after $max restarts: giving up" >&2
+      rm -f "$live"
+      return "$rc"
+    fi
+    echo "pi_cluster: lost ${lost[*]} (exit $rc): restart $restarts of $max with --resume" >&2
+    [ -s "$history" ] || echo "time_unix,restart,exit,lost,hosts_before" >"$history"
+    echo "$(date +%s),$restarts,$rc,${lost[*]},$n" >>"$history"
+    [[ " ${args[*]} " == *" --resume "* ]] || args+=(--resume)
+  done
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Training goes on when a host dies (jobs/pi_cluster.sh with HPDL_RESTARTS, jobs/elastic.sh),
+# on the emulated cluster (scripts/netns_cluster.sh): a synchronous job on 4 hosts loses
+# host 4 mid-run (its processes killed and its link down, a board that lost power); the
+# launcher finds it gone, restarts on the 3 hosts left with --resume, and the run completes
+# within the equivalence tests' tolerance of 1 rank trained without a loss, with one line
+# per event and a row in the run directory's restarts.csv. With every host answering, a
+# failed job is not restarted; with fewer hosts than HPDL_MIN_HOSTS the launcher gives up.
+# Usage: netns_elastic.sh SOURCE_DIR HPDL FIXTURES WORK_DIR
+set -eu
+src=$1 hpdl=$2 fx=$3
+source "$(dirname "$0")/netns_lib.sh"
+netns_test_setup "$4"
+$cluster up 4 --rate 1gbit
+args=("$fx/tiny.toml" --set "run.output_dir=\"$work/out\"" --set train.epochs=150
+  --set checkpoint.every_steps=20)
+launcher() {  # launcher LOG RESTARTS MIN_HOSTS ARGS...: pi_cluster.sh on the cluster, from host 1
+  local log=$1 restarts=$2 min=$3
+  shift 3
+  HPDL=$hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 HPDL_RESTARTS=$restarts HPDL_MIN_HOSTS=$min \
+  HPDL_RSH=$HPDL_NETNS_STATE/agent HPDL_PROBE_S=5 \
+  HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $HPDL_NETNS_STATE/agent --mca btl tcp,self,vader" \
+    timeout 240 $cluster exec 1 bash "$src/jobs/pi_cluster.sh" "$HPDL_NETNS_STATE/hostfile" "$@" >"$log" 2>&1
+}
+
+mpirun --oversubscribe -np 1 "$hpdl" train "${args[@]}" --set run.name=one >/dev/null
+
+# Host 4 dies once the first checkpoint is written.
+launcher elastic.log 2 2 "${args[@]}" --set run.name=elastic &
+job=$!
+for _ in $(seq 600); do [ -f out/elastic/checkpoint.h5 ] && break; sleep 0.1; done
+[ -f out/elastic/checkpoint.h5 ] || { echo "FAIL: no checkpoint within 60 s"; cat elastic.log; exit 1; }
+ip netns exec hpdl-h4 ip link set eth0 down
+# shellcheck disable=SC2046
+kill -9 $(ip netns pids hpdl-h4) 2>/dev/null || true
+t0=$(date +%s.%N)
+for _ in $(seq 1200); do grep -q "ranks' checkpoint on 3" out/elastic/log.txt 2>/dev/null && break; sleep 0.1; done
+again=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+rc=0
+wait $job || rc=$?
+[ "$rc" -eq 0 ] || { echo "FAIL: the elastic job exited $rc"; cat elastic.log; exit 1; }
+grep -q "pi_cluster: 4 ranks on 4 nodes" elastic.log && grep -q "pi_cluster: 3 ranks on 3 nodes" elastic.log ||
+  { echo "FAIL: not 4 then 3 ranks"; cat elastic.log; exit 1; }
+grep -q "pi_cluster: lost 10.77.77.14 (exit [0-9]*): restart 1 of 2 with --resume" elastic.log ||
+  { echo "FAIL: no line naming the lost host"; cat elastic.log; exit 1; }
+grep -q "pi_cluster: left out, not answering: 10.77.77.14" elastic.log
+[ "$(grep -c ',1,[0-9]*,10.77.77.14,4$' out/elastic/restarts.csv)" -eq 1 ] ||
+  { echo "FAIL: restarts.csv lacks the restart's row"; cat out/elastic/restarts.csv; exit 1; }
+grep -q '"status": "complete"' out/elastic/manifest.json
+/usr/bin/python3 "$src/tests/cli/params_close.py" out/one/model.h5 out/elastic/model.h5 2e-5 ||
+  { echo "FAIL: the run that lost a host differs from 1 rank"; exit 1; }
+echo "host 4 lost: training again on 3 hosts $again s after the loss; final parameters within 2e-5 of 1 rank"
+
+# The same with too few hosts left (HPDL_MIN_HOSTS=4): one line, the job's exit code kept.
+launcher minimum.log 2 4 "${args[@]}" --set run.name=minimum && { echo "FAIL: 3 of 4 hosts accepted with HPDL_MIN_HOSTS=4"; exit 1; }
+grep -q "pi_cluster: 3 of 4 hosts answer (not: 10.77.77.14), fewer than HPDL_MIN_HOSTS=4: giving up" minimum.log ||
+  { echo "FAIL: no giving-up line"; cat minimum.log; exit 1; }
+# A failed job with every host answering (a bad key) is not restarted.
+ip netns exec hpdl-h4 ip link set eth0 up
+launcher bad.log 2 2 "${args[@]}" --set run.name=bad --set optimizer.lrr=1 && { echo "FAIL: a bad key ran"; exit 1; }
+grep -q "with every host answering: not restarted" bad.log && [ "$(grep -c 'ranks on' bad.log)" -eq 1 ] ||
+  { echo "FAIL: a failed job was restarted"; cat bad.log; exit 1; }
+echo "too few hosts: given up in one line; a bad input with every host up: not restarted"
+$cluster down
+echo "PASS"
