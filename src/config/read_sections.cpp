@@ -132,6 +132,7 @@ void read_distributed(TableReader& root, const std::string& where, DistributedCo
   d.dc_ms_decay = r.get_double("dc_ms_decay", d.dc_ms_decay, 0.0, 1.0);
   d.dc_eps = r.get_double("dc_eps", d.dc_eps, 1e-30, 1.0);
   d.poll_us = r.get_double("poll_us", d.poll_us, 0.0, 1e6);
+  d.virtual_shards = r.get_int("virtual_shards", d.virtual_shards, 0, 1 << 16);
   r.finish();
 }
 
@@ -174,6 +175,21 @@ void check_across_sections(const Config& c, const std::string& where) {
                   " is for distributed.mode = \"sync\" (the parameter server sends f32 "
                   "gradients every n_push steps)");
     }
+  }
+  if (const int64_t k = c.distributed.virtual_shards; k > 0) {
+    const std::string head = where + ": distributed.virtual_shards = " + std::to_string(k);
+    const DistributedConfig& d = c.distributed;
+    if (d.async() || d.sync_every > 1 || d.compression != defaults.compression)
+      throw Error(head + " is for synchronous SGD with f32 gradients (distributed.mode = " +
+                  "\"sync\", sync_every = 1, compression = \"none\")");
+    if (c.train.batch % k != 0)
+      throw Error(head + " does not divide train.batch = " + std::to_string(c.train.batch));
+    if (c.run.backend == "cuda")
+      throw Error(head + " runs on the CPU backends only (run.backend = \"cuda\")");
+    if (c.profile.enabled)
+      throw Error(head +
+                  " cannot be profiled yet: its K/N passes a step would each record "
+                  "every layer (set profile.enabled = false)");
   }
   if (c.distributed.mode == "sync" && c.distributed.sync_every == 1 &&
       (c.distributed.outer != defaults.outer ||

@@ -41,6 +41,14 @@ std::span<const int64_t> BatchPlan::local_rows(int64_t step) {
   return local_;
 }
 
+std::span<const int64_t> BatchPlan::shard_rows(int64_t step, int64_t shard, int64_t shards) {
+  const int64_t size = global_batch_ / shards;
+  const int64_t* first = perm_.data() + step * global_batch_ + shard * size;
+  shard_.assign(first, first + size);
+  std::sort(shard_.begin(), shard_.end());
+  return shard_;
+}
+
 ShardPlan::ShardPlan(int64_t rows, int64_t batch, int worker, int workers)
     : batch_(batch), perm_(rows), local_(batch) {
   block_range(rows, worker, workers, &begin_, &end_);

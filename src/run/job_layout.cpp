@@ -13,8 +13,15 @@ int64_t check_job_layout(const Config& cfg, const H5Split& train, int rank, int 
   HPDL_REQUIRE(train.size() >= ranks, "more ranks (" + std::to_string(ranks) +
                                           ") than training samples (" +
                                           std::to_string(train.size()) + ") in " + train.where());
-  if (!cfg.distributed.async())
-    return BatchPlan(train.size(), cfg.train.batch, rank, ranks).local_batch();
+  if (!cfg.distributed.async()) {
+    const int64_t local = BatchPlan(train.size(), cfg.train.batch, rank, ranks).local_batch();
+    const int64_t shards = cfg.distributed.virtual_shards;
+    if (shards == 0) return local;
+    HPDL_REQUIRE(shards % ranks == 0, "distributed.virtual_shards = " + std::to_string(shards) +
+                                          " is not a multiple of the " + std::to_string(ranks) +
+                                          " ranks (each rank takes virtual_shards / ranks shards)");
+    return cfg.train.batch / shards;  // a pass runs one shard
+  }
   const auto& d = cfg.distributed;
   HPDL_REQUIRE(ranks >= 2, "distributed.mode = \"" + d.mode +
                                "\" needs at least 2 ranks (1 server and 1 worker), got " +

@@ -148,7 +148,11 @@ void RunReport::resumed(const Checkpoint& from, const std::string& path,
            std::to_string(from.global_step) + ", " + fmt("%.1f", from.elapsed_s) +
            " s trained before");
   const int64_t ranks = manifest_.value("ranks", int64_t{0});
-  if (from.ranks != ranks)
+  if (from.ranks != ranks && virtual_shards(from) > 0)
+    dir_.log("resuming " + std::to_string(from.ranks) + " ranks' checkpoint on " +
+             std::to_string(ranks) + ": bit for bit (distributed.virtual_shards = " +
+             std::to_string(virtual_shards(from)) + ": the same shards summed in the same order)");
+  else if (from.ranks != ranks)
     dir_.log("resuming " + std::to_string(from.ranks) + " ranks' checkpoint on " +
              std::to_string(ranks) + ": the same global batch (" + std::to_string(from.batch) +
              ") and sample order; the sums are grouped for " + std::to_string(ranks) +

@@ -71,6 +71,10 @@ const std::vector<int64_t>* Checkpoint::counter(const std::string& name) const {
   return nullptr;
 }
 
+int64_t virtual_shards(const Checkpoint& c) {
+  return c.extra.is_object() ? c.extra.value("virtual_shards", int64_t{0}) : 0;
+}
+
 Checkpoint checkpoint_identity(const Config& cfg, const Model& model, int ranks) {
   Checkpoint c;
   for (const auto& s : model.segments())
@@ -83,6 +87,9 @@ Checkpoint checkpoint_identity(const Config& cfg, const Model& model, int ranks)
   c.seed = cfg.train.seed;
   c.config = to_toml(cfg.resolved);
   c.plan = plan_of(model, cfg.run).serialise();
+  // Identity that older files lack (absent = off), kept beside the state.
+  if (cfg.distributed.virtual_shards > 0)
+    c.extra["virtual_shards"] = cfg.distributed.virtual_shards;
   return c;
 }
 
@@ -108,6 +115,10 @@ void check_compatible(const Checkpoint& found, const Checkpoint& expected,
   // the global batch and sample order do not depend on the ranks (data/sampler.hpp). State
   // that differs from rank to rank (rank_state.hpp) has no owner on another count.
   const bool other_ranks = found.ranks != expected.ranks;
+  const int64_t shards = virtual_shards(found);
+  if (shards != virtual_shards(expected))
+    throw Error(head + "gradient sum (distributed.virtual_shards): it has " +
+                std::to_string(shards) + ", this run " + std::to_string(virtual_shards(expected)));
   if (other_ranks && found.mode == "sync" && expected.mode == "sync") {
     for (const auto& [name, values] : found.buffers)
       if (name.rfind("rank0.", 0) == 0)
@@ -120,8 +131,9 @@ void check_compatible(const Checkpoint& found, const Checkpoint& expected,
   // The same model computed another way (another CPU's kernels, another run.kernels) would
   // not continue the same sums: resumed = uninterrupted holds only for the same plan. On
   // another rank count the sums are grouped otherwise anyway (and a plan's choices may
-  // follow the local batch), so the plan is not compared there.
-  if (!other_ranks && !found.plan.empty() && !expected.plan.empty()) {
+  // follow the local batch), so the plan is not compared there, unless the batch is virtual
+  // shards (the same passes on every rank count).
+  if ((!other_ranks || shards > 0) && !found.plan.empty() && !expected.plan.empty()) {
     std::string diff;
     try {
       diff = ExecutionPlan::parse(found.plan).first_difference(ExecutionPlan::parse(expected.plan));

@@ -69,6 +69,8 @@ void Checkpointer::write(Checkpoint c) {
   c.model = identity_.model, c.mode = identity_.mode, c.optimizer = identity_.optimizer;
   c.ranks = identity_.ranks, c.servers = identity_.servers, c.batch = identity_.batch;
   c.seed = identity_.seed, c.config = identity_.config, c.plan = identity_.plan;
+  if (identity_.extra.contains("virtual_shards"))
+    c.extra["virtual_shards"] = identity_.extra["virtual_shards"];
   last_bytes_ = write_checkpoint(path_, c);
   last_write_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++written_;

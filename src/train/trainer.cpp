@@ -43,7 +43,9 @@ SyncTrainer::SyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& mode
       keeper_(cfg_, comm, model, splits, watchdog) {
   model.set_profiler(prof);
   reducer_.set_profiler(prof);
-  HPDL_REQUIRE(model.batch() == plan_.local_batch(), "model batch does not match the rank's batch");
+  const int64_t shards = cfg_.distributed.virtual_shards;  // a pass runs one shard
+  HPDL_REQUIRE(model.batch() == (shards > 0 ? cfg_.train.batch / shards : plan_.local_batch()),
+               "model batch does not match the rank's batch");
 }
 
 std::optional<double> SyncTrainer::step(std::span<const int64_t> rows,
@@ -71,6 +73,26 @@ std::optional<double> SyncTrainer::step(std::span<const int64_t> rows,
     reducer_.clear_feedback();  // it may hold what rounding made of a non-finite gradient
     return std::nullopt;
   }
+  local_.update(global_step);
+  return loss;
+}
+
+std::optional<double> SyncTrainer::shard_step(int64_t s, int64_t global_step, int64_t epoch) {
+  const int64_t shards = cfg_.distributed.virtual_shards, per = shards / comm_.size();
+  const int64_t n = model_.num_params();
+  shard_grads_.resize(static_cast<size_t>(per * n));
+  double loss = 0;
+  for (int64_t j = 0; j < per; ++j) {
+    loss += local_.gradients(plan_.shard_rows(s, comm_.rank() * per + j, shards), global_step,
+                             1.0f / static_cast<float>(cfg_.train.batch));
+    const std::span<float> g = model_.grads();  // host memory: the CPU backends only
+    std::copy(g.begin(), g.end(), shard_grads_.begin() + j * n);
+  }
+  {
+    WatchdogScope guard(watchdog_, "virtual shards' gradient sum", global_step);
+    comm_.ordered_sum(shard_grads_.data(), n, static_cast<int>(shards), model_.grads().data());
+  }
+  if (!local_.checked(LocalStep::Gradient::kReduced, loss, global_step, epoch)) return std::nullopt;
   local_.update(global_step);
   return loss;
 }
@@ -112,7 +134,9 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
       if (prof_) prof_->begin_step(global_step_);
       averager_.before_step(global_step_, epoch_first);
       const std::optional<double> loss =
-          step(plan_.local_rows(s), plan_.upcoming_rows(s + 1), global_step_, epoch);
+          cfg_.distributed.virtual_shards > 0
+              ? shard_step(s, global_step_, epoch)
+              : step(plan_.local_rows(s), plan_.upcoming_rows(s + 1), global_step_, epoch);
       if (averager_.ends_interval(global_step_, epoch_first, last)) {
         ProfileScope timed(prof_, local_.names().comm_wait);  // communication, as the buckets' wait
         averager_.average(global_step_);

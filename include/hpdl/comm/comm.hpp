@@ -64,6 +64,12 @@ class Comm {
   void allreduce_sum(double* data, int64_t n) const;
   void allreduce_sum(int64_t* data, int64_t n) const;
   double allreduce_max(double v) const;
+  // Collective: the sum of `shards` vectors of n floats, held shards / size() per rank in
+  // rank order (this rank's in `mine`, one after another), each element summed over shards
+  // 0, 1, ..., shards - 1 in that order: the same bits for every rank count that divides
+  // `shards`. Every rank gets it in `sum`. (Rank q sums the q-th slice of the elements, then
+  // every rank gathers the slices: one all-to-all and one all-gather.)
+  void ordered_sum(const float* mine, int64_t n, int shards, float* sum) const;
 
   // Collective: every rank passes its local error text ("" if fine). If any rank failed,
   // every rank throws AgreedError with the message of the lowest failing rank.

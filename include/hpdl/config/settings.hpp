@@ -113,6 +113,10 @@ struct DistributedConfig {
   double dc_ms_decay = 0.95;  // m in MS_t = m * MS_{t-1} + (1 - m) * g^2
   double dc_eps = 1e-7;
   double poll_us = 50;  // servers: pause between progress polls
+  // Sync: the global batch as K fixed shards of train.batch / K rows whose gradients are
+  // summed in shard order (Comm::ordered_sum), so every rank count dividing K computes the
+  // same bits (0: off, each rank's gradient summed by MPI).
+  int64_t virtual_shards = 0;
   bool async() const { return mode != "sync"; }
   bool operator==(const DistributedConfig&) const = default;
 };

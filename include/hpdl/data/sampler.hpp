@@ -20,6 +20,9 @@ class BatchPlan {
   int64_t global_batch() const { return global_batch_; }
   // This rank's rows of step s of the current epoch, ascending.
   std::span<const int64_t> local_rows(int64_t step);
+  // Shard k of `shards` of step s's global batch (rows [k * B / shards, (k + 1) * B /
+  // shards) of it), ascending: the same rows whatever the rank count (distributed.virtual_shards).
+  std::span<const int64_t> shard_rows(int64_t step, int64_t shard, int64_t shards);
   // The same rows unsorted, without touching local_rows's buffer (empty past the epoch's end).
   std::span<const int64_t> upcoming_rows(int64_t step) const {
     if (step >= steps_per_epoch()) return {};
@@ -28,7 +31,7 @@ class BatchPlan {
 
  private:
   int64_t rows_, global_batch_, local_batch_, local_offset_;
-  std::vector<int64_t> perm_, local_;
+  std::vector<int64_t> perm_, local_, shard_;
 };
 
 // Parameter-server workers: each worker owns a contiguous slice of the epoch's global

@@ -12,8 +12,8 @@ namespace hpdl {
 int minimum_ranks(const Config& cfg);
 
 // Checks rank `rank` of `ranks` against the training split (its samples per rank, the
-// batch, the parameter-server layout) and returns its local batch. Throws Error naming the
-// key at fault.
+// batch, the parameter-server layout) and returns its local batch (the rows of one pass: a
+// shard's with distributed.virtual_shards). Throws Error naming the key at fault.
 int64_t check_job_layout(const Config& cfg, const H5Split& train, int rank, int ranks);
 
 }  // namespace hpdl

@@ -54,6 +54,8 @@ struct Checkpoint : CheckpointHeader {
   const std::vector<int64_t>* counter(const std::string& name) const;
 };
 
+// distributed.virtual_shards of the run that wrote c (0: off, or a file from before it).
+int64_t virtual_shards(const Checkpoint& c);
 // This run's identity fields (position and state left empty).
 Checkpoint checkpoint_identity(const Config& cfg, const Model& model, int ranks);
 // Error naming PATH and the first identity field in which `found` differs from `expected`.

@@ -93,6 +93,9 @@ class SyncTrainer final : public Trainer {
   int stopped_by() const override { return stopped_by_; }
 
  private:
+  // Step s with distributed.virtual_shards: this rank's shards one after another, their
+  // gradients summed with every rank's in shard order (Comm::ordered_sum).
+  std::optional<double> shard_step(int64_t s, int64_t global_step, int64_t epoch);
   // The state that differs between ranks (rank_state.hpp), and its restore.
   RankState own_state();
   void restore_own_state(const Checkpoint& c);
@@ -109,6 +112,7 @@ class SyncTrainer final : public Trainer {
   ModelKeeper keeper_;  // epochs judged, the run's model kept
   int64_t global_step_ = 0;
   int stopped_by_ = 0;
+  std::vector<float> shard_grads_;  // virtual shards: this rank's shards' gradients
 };
 
 }  // namespace hpdl
