@@ -19,6 +19,7 @@ struct CheckArgs {
   std::string config;
   std::vector<std::string> sets;
   int ranks = 0;
+  std::string resume;
 };
 struct TraceArgs {
   std::string run_dir, network;  // trace summary
@@ -84,6 +85,9 @@ CLI::App* add_check(CLI::App& app, CheckArgs& a) {
   cmd->add_option("-n,--ranks", a.ranks,
                   "The job's rank count (default: the fewest the mode runs on)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--resume", a.resume,
+                  "A run directory (its checkpoint.h5) or a checkpoint file: whether this job "
+                  "can resume it, and whether exactly");
   return cmd;
 }
 
@@ -204,7 +208,7 @@ int main(int argc, char** argv) {
   if (*time_cmd) return hpdl::cmd_time(time);
   if (*summary) return hpdl::cmd_trace_summary(trace.run_dir, trace.network);
   if (*compare) return hpdl::cmd_compare(trace.run_a, trace.run_b);
-  if (*check_cmd) return hpdl::cmd_check(check.config, check.sets, check.ranks);
+  if (*check_cmd) return hpdl::cmd_check(check.config, check.sets, check.ranks, check.resume);
   if (*eval_cmd) return hpdl::cmd_eval(eval, &argc, &argv);
   if (*calib_cmd) return hpdl::cmd_calibrate(calib, &argc, &argv);
   if (*pred_cmd) return hpdl::cmd_predict(pred);

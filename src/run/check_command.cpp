@@ -5,8 +5,11 @@
 // every grid line before queueing anything. --ranks N adds the checks that depend on the
 // job's size (samples per rank, batch, parameter-server layout), by the code train runs.
 // Last, the execution plan train would run (plan/execution_plan.hpp), where the backend runs,
-// and the run directory train would write.
+// the run directory train would write, and with --resume whether this job of --ranks ranks
+// can resume a checkpoint, and whether exactly.
 #include <cstdio>
+#include <filesystem>
+#include <memory>
 
 #include "hpdl/builder/builder.hpp"
 #include "hpdl/config/config.hpp"
@@ -18,10 +21,36 @@
 #include "hpdl/run/data_splits.hpp"
 #include "hpdl/run/job_layout.hpp"
 #include "hpdl/run/run_dir.hpp"
+#include "hpdl/train/checkpoint.hpp"
 
 namespace hpdl {
 
-int cmd_check(const std::string& config, const std::vector<std::string>& sets, int ranks) {
+namespace {
+// Whether a job of `ranks` ranks can resume the checkpoint at `path` (a run directory or a
+// file), and whether exactly: one line, or the Error train would throw.
+std::string resume_verdict(const Config& cfg, const Model* backend_model, const Model& model,
+                           int ranks, std::string path) {
+  if (std::filesystem::is_directory(path)) path += "/checkpoint.h5";
+  const Checkpoint found = read_checkpoint(path);
+  Checkpoint expected = checkpoint_identity(cfg, backend_model ? *backend_model : model, ranks);
+  if (!backend_model) expected.plan.clear();  // made where the backend runs
+  check_compatible(found, expected, path);
+  const std::string head = "resume " + path + ": ";
+  const int64_t shards = virtual_shards(found);
+  if (found.ranks == ranks)
+    return head + "exact (the " + std::to_string(ranks) + " ranks it was written by)";
+  if (shards > 0)
+    return head + "exact on " + std::to_string(ranks) + " ranks (written by " +
+           std::to_string(found.ranks) +
+           "; distributed.virtual_shards = " + std::to_string(shards) + ")";
+  return head + std::to_string(found.ranks) + " ranks' checkpoint on " + std::to_string(ranks) +
+         ": within rounding of an uninterrupted run, not bit for bit (distributed.virtual_shards "
+         "makes it exact)";
+}
+}  // namespace
+
+int cmd_check(const std::string& config, const std::vector<std::string>& sets, int ranks,
+              const std::string& resume) {
   try {
     h5_quiet();
     const Config cfg = load_config(config, sets);
@@ -56,14 +85,17 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets, i
         why_not.empty() ? "runs here" : ("not available on this machine: " + why_not).c_str());
     // The plan train would run, where its backend runs here: its kernels choose at bind from
     // the shapes at the local batch, so the model is built again on that backend.
-    if (why_not.empty())
-      std::printf(
-          "%s", plan_of(*build_model(cfg.model, local_batch, cfg.run, 0), cfg.run).table().c_str());
+    std::unique_ptr<Model> backend_model;
+    if (why_not.empty()) backend_model = build_model(cfg.model, local_batch, cfg.run, 0);
+    if (backend_model)
+      std::printf("%s", plan_of(*backend_model, cfg.run).table().c_str());
     else
       std::printf("plan: made where the backend runs (hpdl time prints it there)\n");
     // Where train writes: launchers keep their own records beside the run's (pi_cluster.sh).
     std::printf("run directory: %s/%s\n", cfg.run.output_dir.c_str(),
                 resolve_run_name(cfg).c_str());
+    if (!resume.empty())
+      std::printf("%s\n", resume_verdict(cfg, backend_model.get(), *model, ranks, resume).c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hpdl: error: %s\n", e.what());

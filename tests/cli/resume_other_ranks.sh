@@ -17,6 +17,10 @@ close() { /usr/bin/python3 "$(dirname "$0")/params_close.py" "$1/model.h5" "$2/m
 $mpirun -np 1 "$hpdl" train "${args[@]}" --set run.name=one >/dev/null
 interrupt_at_checkpoint "$out/cut/checkpoint.h5" "$out/cut.log" \
   $mpirun -np 4 "$hpdl" train "${args[@]}" --set run.name=cut
+"$hpdl" check "${args[@]}" --ranks 4 --resume "$out/cut" | grep -q "^resume .*cut/checkpoint.h5: exact (the 4 ranks it was written by)$" ||
+  { echo "FAIL: hpdl check --resume on 4 ranks"; "$hpdl" check "${args[@]}" --ranks 4 --resume "$out/cut"; exit 1; }
+"$hpdl" check "${args[@]}" --ranks 3 --resume "$out/cut" | grep -q "4 ranks' checkpoint on 3: within rounding of an uninterrupted run, not bit for bit" ||
+  { echo "FAIL: hpdl check --resume on 3 ranks"; exit 1; }
 for n in 3 2; do
   cp -r "$out/cut" "$out/on$n"
   $mpirun -np $n "$hpdl" train "${args[@]}" --set run.name=on$n --resume >/dev/null

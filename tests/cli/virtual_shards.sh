@@ -19,6 +19,9 @@ echo "1, 2 and 4 ranks: the same parameters bit for bit"
 
 interrupt_at_checkpoint "$out/cut/checkpoint.h5" "$out/cut.log" \
   $mpirun -np 4 "$hpdl" train "${args[@]}" --set run.name=cut
+"$hpdl" check "${args[@]}" --ranks 2 --resume "$out/cut/checkpoint.h5" |
+  grep -q "cut/checkpoint.h5: exact on 2 ranks (written by 4; distributed.virtual_shards = 4)" ||
+  { echo "FAIL: hpdl check --resume with virtual shards"; exit 1; }
 $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=cut --resume >/dev/null
 grep -q "resuming 4 ranks' checkpoint on 2: bit for bit (distributed.virtual_shards = 4" "$out/cut/log.txt" ||
   { echo "FAIL: no bit-for-bit resume line"; cat "$out/cut/log.txt"; exit 1; }
@@ -29,3 +32,5 @@ interrupt_at_checkpoint "$out/plain/checkpoint.h5" "$out/plain.log" \
   $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=plain --set distributed.virtual_shards=0
 $expect "plain/checkpoint.h5 is from a different gradient sum \\(distributed.virtual_shards\\): it has 0, this run 4" \
   $mpirun -np 2 "$hpdl" train "${args[@]}" --set run.name=plain --resume
+$expect "plain/checkpoint.h5 is from a different gradient sum \\(distributed.virtual_shards\\): it has 0, this run 4" \
+  "$hpdl" check "${args[@]}" --ranks 2 --resume "$out/plain"

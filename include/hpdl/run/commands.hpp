@@ -79,6 +79,7 @@ int cmd_compare(const std::string& a_dir, const std::string& b_dir);
 // No MPI: loads and checks a config, its model and data files, as train would.
 // No MPI: step time, samples/s and efficiency at other rank counts (predict/predictor.hpp).
 int cmd_predict(const PredictArgs& args);
-int cmd_check(const std::string& config, const std::vector<std::string>& sets, int ranks = 0);
+int cmd_check(const std::string& config, const std::vector<std::string>& sets, int ranks = 0,
+              const std::string& resume = "");
 
 }  // namespace hpdl
