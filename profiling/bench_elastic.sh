@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# A soak of training through lost hosts: a synchronous job on 4 emulated hosts
+# (scripts/netns_cluster.sh, 1 Gbit) under jobs/pi_cluster.sh's supervisor (HPDL_RESTARTS),
+# whose hosts lose their link (and their processes are killed: a board losing power) at
+# random moments, KILLS times; each lost host comes back once the job runs again without
+# it, and is used at the next restart. distributed.virtual_shards = 12 makes 4 and 3 hosts
+# compute the same bits, so the final parameters must equal an uninterrupted run's exactly.
+# Prints: kills survived, time from a kill to training again (mean, worst), the steps each
+# kill cost (the steps since the last checkpoint, at most checkpoint.every_steps), resumes
+# that fell back to an earlier checkpoint or failed (target 0), and the final parameters'
+# largest difference from the uninterrupted run (target 0).
+# Needs root (network namespaces). Usage: [EPOCHS=30000] profiling/bench_elastic.sh [KILLS]
+# (default 20 kills; the run must outlast them: about 5 s each)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kills=${1:-20}
+source profiling/cpu_line.sh
+[ -x build/hpdl ] || bash scripts/setup.sh >/dev/null
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d /tmp/hpdl-elastic.XXXXXX)
+export HPDL_NETNS_STATE=$work/state
+cluster="bash scripts/netns_cluster.sh"
+trap '$cluster down >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+$cluster up 4 --rate 1gbit >/dev/null
+# The test fixtures' tiny model and data (make them if missing), a batch of 48 in 12 shards.
+[ -f build/tests/fixtures/tiny.toml ] || build/tests/hpdl_make_fixtures build/tests/fixtures >/dev/null
+args=(build/tests/fixtures/tiny.toml --set "run.output_dir=\"$work/out\"" --set train.batch=48
+  --set distributed.virtual_shards=12 --set checkpoint.every_steps=10 --set train.epochs="${EPOCHS:-30000}"
+  --set train.progress=false)
+mpirun -np 1 build/hpdl train "${args[@]}" --set run.name=uninterrupted >/dev/null
+
+HPDL=$PWD/build/hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 HPDL_RESTARTS=$((kills + 5)) \
+HPDL_MIN_HOSTS=2 HPDL_RSH=$HPDL_NETNS_STATE/agent HPDL_PROBE_S=5 \
+HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $HPDL_NETNS_STATE/agent --mca btl tcp,self,vader" \
+  $cluster exec 1 bash jobs/pi_cluster.sh "$HPDL_NETNS_STATE/hostfile" "${args[@]}" \
+  --set run.name=soak >"$work/soak.out" 2>&1 &
+job=$!
+log=$work/out/soak/log.txt
+count() { local n; n=$(grep -c "$1" "$log" 2>/dev/null) || true; echo "${n:-0}"; }
+ckpt_step() { grep -o 'checkpoint: step [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$'; }
+again=() lost_steps=() survived=0 out_host=0  # out_host: left out of the current run
+for k in $(seq "$kills"); do
+  # A random moment after the run's next checkpoint (2 in the first run: past its start).
+  before=$(count 'checkpoint: step')
+  for _ in $(seq 600); do [ "$(count 'checkpoint: step')" -ge $((before + 1)) ] && break; sleep 0.05; done
+  sleep "$(awk -v r=$RANDOM 'BEGIN {print r % 1000 / 1000}')"
+  # A host of the current run (the one lost last is back only from the next restart on).
+  host=$((2 + RANDOM % 3))
+  while [ "$host" -eq "$out_host" ]; do host=$((2 + RANDOM % 3)); done
+  resumed=$(count 'resumed from')
+  last=$(ckpt_step)
+  ip netns exec "hpdl-h$host" ip link set eth0 down
+  # shellcheck disable=SC2046
+  kill -9 $(ip netns pids "hpdl-h$host") 2>/dev/null || true
+  t0=$(date +%s.%N)
+  for _ in $(seq 1200); do [ "$(count 'resumed from')" -gt "$resumed" ] && break; sleep 0.05; done
+  [ "$(count 'resumed from')" -gt "$resumed" ] || { echo "kill $k: no resume within 60 s"; break; }
+  again+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}')")
+  at=$(grep -o 'resumed from .*global step [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
+  lost_steps+=("$((last - at))")  # > 0: resumed from an older checkpoint than the last one written
+  survived=$((survived + 1))
+  ip netns exec "hpdl-h$host" ip link set eth0 up
+  out_host=$host
+done
+rc=0
+wait $job || rc=$?
+fallbacks=$(count 'resuming from the previous checkpoint')
+diff=$(/usr/bin/python3 -c '
+import sys, h5py, numpy as np
+a, b = (h5py.File(f, "r")["params"][:] for f in sys.argv[1:3])
+print("%.3g" % float(np.abs(a.astype(np.float64) - b).max()))' "$work/out/uninterrupted/model.h5" "$work/out/soak/model.h5" 2>/dev/null || echo "no model")
+cpu_line
+echo "soak: tiny model, 4 emulated hosts at 1 Gbit, batch 48 in 12 virtual shards, a checkpoint every 10 steps"
+printf '%-50s %s\n' "kills (a host's link down, its processes killed)" "$kills" \
+  "survived (training resumed on the hosts left)" "$survived" \
+  "job exit" "$rc" \
+  "s from a kill to training again: mean / worst" "$(printf '%s\n' "${again[@]}" | awk '{s += $1; if ($1 > m) m = $1} END {printf "%.2f / %.2f", s / NR, m}')" \
+  "resumed from an older checkpoint than the last one" "$(printf '%s\n' "${lost_steps[@]}" | awk '$1 > 0' | wc -l) of $survived" \
+  "steps lost per kill" "those since the last checkpoint (every 10 steps: at most 9)" \
+  "resumes that fell back to an older checkpoint" "$fallbacks" \
+  "final parameters against the uninterrupted run" "max |difference| $diff"
