@@ -17,8 +17,8 @@ void Comm::ordered_sum(const float* mine, int64_t n, int shards, float* sum) con
   HPDL_REQUIRE(shards > 0 && per * size_ == shards, "ordered_sum: shards not a multiple of ranks");
   auto begin = [&](int q) { return n * q / size_; };  // rank q sums elements [begin(q), begin(q+1))
   const int64_t own = begin(rank_ + 1) - begin(rank_);
-  HPDL_REQUIRE(static_cast<int64_t>(shards) * (n / size_ + 1) < INT_MAX,
-               "ordered_sum: more than 2^31 floats to one rank");
+  HPDL_REQUIRE(per * n < INT_MAX && static_cast<int64_t>(shards) * (n / size_ + 1) < INT_MAX,
+               "ordered_sum: more than 2^31 floats from or to one rank");
 
   // Send to rank q my shards' elements of slice q, shard after shard.
   std::vector<float> out(static_cast<size_t>(per * n)), in(static_cast<size_t>(shards * own));
