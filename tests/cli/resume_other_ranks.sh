@@ -12,7 +12,7 @@ expect="bash $(dirname "$0")/expect_error.sh"
 out=$fx/outputs/other_ranks
 rm -rf "$out" && mkdir -p "$out"
 args=("$fx/tiny.toml" --set "run.output_dir=\"$out\"" --set train.epochs=40 --set checkpoint.every_steps=40)
-close() { /usr/bin/python3 "$(dirname "$0")/params_close.py" "$1/model.h5" "$2/model.h5" 2e-5; }
+close() { /usr/bin/python3 "$(dirname "$0")/params_equal.py" "$1/model.h5" "$2/model.h5" 2e-5; }
 
 $mpirun -np 1 "$hpdl" train "${args[@]}" --set run.name=one >/dev/null
 interrupt_at_checkpoint "$out/cut/checkpoint.h5" "$out/cut.log" \
