@@ -3,12 +3,13 @@
 (seed 001): for every profiled task (its run directory holds layers.csv, written when the
 grid line sets profile.enabled=true), each layer's forward and backward time, backward over
 forward, its share of the iteration's layer time, and its achieved GFLOP/s (from the work
-columns), with the task's threads per rank (its manifest). Writes layers_sweep.csv,
-layers_sweep.md and layer_time.png (each layer's forward + backward time across the
-configurations, one line per layer) into the sweep directory; where the grid runs one
-configuration at several thread counts (threads=N on its lines), also layers_threads.md and
-layer_scaling.png: each layer's time and speed-up over its fewest threads, the thesis's
-scaling with cores. Called by collect_sweep.py; does nothing when no task was profiled.
+columns), with the task's threads per rank (its manifest). Writes layers_sweep.csv and
+layers_sweep.md into the sweep directory; where the grid runs one configuration at several
+thread counts (threads=N on its lines), also layers_threads.md: each layer's time and
+speed-up over its fewest threads, the thesis's scaling with cores. The charts of the same
+(each layer's time across the tasks, the speed-up with threads) are the sweep's page,
+report.html, which `hpdl report --study` writes. Called by collect_sweep.py; does nothing
+when no task was profiled.
 
 Usage: collect_layers.py SWEEP_DIR GRID
 """
@@ -16,10 +17,12 @@ import csv
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collect_sweep import grid_lines, pyplot  # noqa: E402
+from collect_sweep import grid_lines  # noqa: E402
 
 
 def collect(sweep, lines):
@@ -65,26 +68,6 @@ def write(sweep, rows):
     with open(os.path.join(sweep, "layers_sweep.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
-    plt = pyplot("layer_time.png")
-    if not plt:
-        return
-    tasks = sorted({r["task"] for r in rows})
-    layers = list(dict.fromkeys(r["layer"] for r in rows))
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for layer in layers:
-        by_task = {r["task"]: float(r["forward_ms"]) + float(r["backward_ms"])
-                   for r in rows if r["layer"] == layer}
-        ax.plot([t for t in tasks if t in by_task], [by_task[t] for t in tasks if t in by_task],
-                marker="o", markersize=3, label=layer)
-    ax.set_xticks(tasks)
-    ax.set_xticklabels(["task %d" % t for t in tasks])
-    ax.set_ylabel("forward + backward per step (ms)")
-    ax.set_yscale("log")
-    ax.set_title("per-layer time across the sweep %s" % os.path.basename(os.path.normpath(sweep)))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(os.path.join(sweep, "layer_time.png"), dpi=110)
 
 
 def thread_scaling(sweep, rows):
@@ -118,23 +101,14 @@ def thread_scaling(sweep, rows):
         f.write("per-layer forward + backward time per step against the threads per rank\n" +
                 "\n".join(md) + "\n")
     print("\n".join(md))
-    plt = pyplot("layer_scaling.png")
-    if not plt:
-        return
-    fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4.5), squeeze=False)
-    for ax, (base, by_threads) in zip(axes[0], groups.items()):
-        counts = sorted(by_threads)
-        for layer, t0 in by_threads[counts[0]].items():
-            ax.plot(counts, [t0 / by_threads[t][layer] if by_threads[t].get(layer) else float("nan")
-                             for t in counts], marker="o", markersize=3, label=layer)
-        ax.plot(counts, [t / counts[0] for t in counts], "k--", linewidth=0.8, label="linear")
-        ax.set_xlabel("OpenMP threads per rank")
-        ax.set_ylabel("speed-up over %d thread(s)" % counts[0])
-        ax.set_title(base[-60:], fontsize=8)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    fig.savefig(os.path.join(sweep, "layer_scaling.png"), dpi=110)
+
+
+def study_page(sweep):
+    """The sweep's page (hpdl report --study): the hpdl the jobs ran ($HPDL, else the one on
+    PATH, else build/hpdl of the submit directory, as jobs/lib.sh finds it)."""
+    hpdl = os.environ.get("HPDL") or shutil.which("hpdl") or os.path.join(
+        os.environ.get("SLURM_SUBMIT_DIR", "."), "build", "hpdl")
+    subprocess.run([hpdl, "report", "--study", sweep], check=True)
 
 
 def main(sweep, lines):
@@ -142,6 +116,7 @@ def main(sweep, lines):
     if rows:
         write(sweep, rows)
         thread_scaling(sweep, rows)
+        study_page(sweep)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,11 @@ packages=(build-essential cmake git pkg-config xz-utils procps
   openmpi-bin libopenmpi-dev libdnnl-dev ocl-icd-opencl-dev libhdf5-dev zlib1g-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   dataset-fashion-mnist python3 python3-matplotlib python3-h5py
-  slurm-wlm munge lmod clang clang-format libclang-rt-14-dev iproute2 libopenblas-openmp-dev)
+  slurm-wlm munge lmod clang clang-format libclang-rt-14-dev iproute2 libopenblas-openmp-dev
+  libjs-chart.js)
+# The report pages' test opens them in a real browser (tests/report/browser_check.py). Not in
+# the emulated Pi's root: its tests do not open pages, and chromium under qemu costs minutes.
+[ "$(dpkg --print-architecture)" != amd64 ] || packages+=(chromium chromium-driver python3-selenium python3-pil)
 if [ "$mode" = --list-packages ]; then echo "${packages[*]}"; exit 0; fi
 missing=()
 for p in "${packages[@]}"; do

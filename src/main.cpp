@@ -72,8 +72,10 @@ CLI::App* add_time(CLI::App& app, hpdl::TimeArgs& a) {
                 "Alternate recorded and unrecorded iterations and compare their medians");
   cmd->add_flag("!--no-ceilings", a.ceilings,
                 "Skip measuring the GEMM peak and memory bandwidth (the efficiency table)");
-  cmd->add_option("--csv", a.csv,
-                  "Write the efficiency rows as CSV (profiling/plot_roofline.py draws it)");
+  cmd->add_option("--csv", a.csv, "Write the efficiency rows as CSV");
+  cmd->add_option("--out,-o", a.out,
+                  "Write the timings as a run directory (layers.csv, steps.csv, traces, "
+                  "efficiency.csv) with its report.html (hpdl report)");
   return cmd;
 }
 
@@ -162,6 +164,20 @@ std::pair<CLI::App*, CLI::App*> add_trace(CLI::App& app, TraceArgs& a) {
   return {summary, compare};
 }
 
+CLI::App* add_report(CLI::App& app, hpdl::ReportArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "One self-contained HTML page of a run (RUN_DIR/report.html), of two runs compared, or "
+      "of a sweep (--study)");
+  cmd->add_option("runs", a.runs, "A run directory, or two (A, the baseline, then B)")
+      ->expected(0, 2);
+  cmd->add_option("--study", a.study, "A sweep directory (task0/, task1/, ...) instead");
+  cmd->add_option("--out,-o", a.out,
+                  "Where to write the page (default RUN_DIR/report.html, B/compare.html, "
+                  "SWEEP_DIR/report.html)");
+  return cmd;
+}
+
 }  // namespace
 
 // Runs before any shared library's constructor (an executable's .preinit_array comes first;
@@ -183,6 +199,7 @@ int main(int argc, char** argv) {
   hpdl::CalibrateArgs calib;
   hpdl::PredictArgs pred;
   TraceArgs trace;
+  hpdl::ReportArgs report;
   CLI::App* train_cmd = add_train(app, train);
   const auto [mnist, har] = add_convert(app, convert);
   CLI::App* time_cmd = add_time(app, time);
@@ -191,6 +208,7 @@ int main(int argc, char** argv) {
   CLI::App* calib_cmd = add_calibrate(app, calib);
   CLI::App* pred_cmd = add_predict(app, pred);
   const auto [summary, compare] = add_trace(app, trace);
+  CLI::App* report_cmd = add_report(app, report);
 
   try {
     app.parse(argc, argv);
@@ -205,9 +223,11 @@ int main(int argc, char** argv) {
   if (*mnist)
     return hpdl::cmd_convert_mnist(convert.images, convert.labels, convert.out, convert.classes);
   if (*har) return hpdl::cmd_convert_uci_har(convert.dir, convert.out);
+  time.command_line = train.command_line;
   if (*time_cmd) return hpdl::cmd_time(time);
   if (*summary) return hpdl::cmd_trace_summary(trace.run_dir, trace.network);
   if (*compare) return hpdl::cmd_compare(trace.run_a, trace.run_b);
+  if (*report_cmd) return hpdl::cmd_report(report);
   if (*check_cmd) return hpdl::cmd_check(check.config, check.sets, check.ranks, check.resume);
   if (*eval_cmd) return hpdl::cmd_eval(eval, &argc, &argv);
   if (*calib_cmd) return hpdl::cmd_calibrate(calib, &argc, &argv);

@@ -1,16 +1,17 @@
 // `hpdl compare RUN_A RUN_B`: two profiled runs side by side, per layer and pass: the median
 // time of each, B / A, and whether the change stands out of the noise. A run's noise is its
 // own spread, (p95 - p50) / p50 of that pass; a ratio counts as a change only when it
-// differs from 1 by more than the two spreads combined (root of the sum of squares). With
+// differs from 1 by more than the two spreads combined (report/report_data.hpp's
+// pass_change, which the comparison page uses too). With
 // the work columns (runs since profile/work.hpp), each side's achieved GFLOP/s as well.
 // Layers are matched by name; a layer in one run only is listed as such.
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "hpdl/profile/trace_csv.hpp"
 #include "hpdl/profile/trace_writer.hpp"
+#include "hpdl/report/report_data.hpp"
 #include "hpdl/run/commands.hpp"
 
 namespace hpdl {
@@ -29,11 +30,6 @@ long find_row(const CsvTable& t, const std::string& layer) {
   for (size_t r = 0; r < t.rows(); ++r)
     if (t.text(r, "layer") == layer) return static_cast<long>(r);
   return -1;
-}
-
-double spread(const CsvTable& t, size_t r, const std::string& pass) {
-  const double p50 = t.number(r, pass + "_p50_us"), p95 = t.number(r, pass + "_p95_us");
-  return p50 > 0 ? (p95 - p50) / p50 : 0;
 }
 
 std::string gflops(const CsvTable& t, size_t r, const std::string& pass) {
@@ -69,14 +65,10 @@ int cmd_compare(const std::string& a_dir, const std::string& b_dir) {
       for (const std::string pass : {"forward", "backward"}) {
         const double ta = a.number(ra, pass + "_p50_us"),
                      tb = b.number(size_t(rb), pass + "_p50_us");
-        const double ratio = ta > 0 ? tb / ta : 0;
-        const double noise = std::hypot(spread(a, ra, pass), spread(b, size_t(rb), pass));
-        const char* change = ta <= 0             ? "-"
-                             : ratio < 1 - noise ? "faster"
-                             : ratio > 1 + noise ? "slower"
-                                                 : "same";
+        const PassChange c = pass_change(ta, a.number(ra, pass + "_p95_us"), tb,
+                                         b.number(size_t(rb), pass + "_p95_us"));
         std::printf("%-16s %-8s %10.3f %10.3f %7.3f %6.1f%% %-8s %9s %9s\n", layer.c_str(),
-                    pass.c_str(), ta / 1e3, tb / 1e3, ratio, 100 * noise, change,
+                    pass.c_str(), ta / 1e3, tb / 1e3, c.ratio, 100 * c.noise, c.change,
                     gflops(a, ra, pass).c_str(), gflops(b, size_t(rb), pass).c_str());
       }
     }

@@ -10,6 +10,7 @@
 #include <dnnl.hpp>
 #include <map>
 
+#include "hpdl/core/machine.hpp"
 #include "hpdl/kernels/kernels.hpp"
 #include "hpdl/version.hpp"
 
@@ -23,6 +24,17 @@ std::string utc_now() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
 }
+
+namespace {
+
+// Rank 0's machine: CPU, ISA, cores, and its GPU when it trains on one.
+nlohmann::json machine_json(const std::string& device) {
+  const Machine m = this_machine();
+  return {
+      {"cpu", m.cpu}, {"isa", m.isa}, {"cores", m.cores}, {"gpu", device == "host" ? "" : device}};
+}
+
+}  // namespace
 
 nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::string& command_line,
                              const std::string& device) {
@@ -67,6 +79,7 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
       {"gemm", gemm_library(cfg.run.backend, cfg.run.kernels)},
       {"precision", cfg.run.precision},
       {"devices", comm.allgather(device)},  // per rank
+      {"machine", machine_json(device)},    // rank 0's
       {"mode", cfg.distributed.mode},
       {"started", utc_now()},
       {"status", "running"},

@@ -13,6 +13,7 @@
 #include "hpdl/core/stop_signal.hpp"
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/dist/param_shards.hpp"
+#include "hpdl/run/commands.hpp"
 #include "hpdl/run/efficiency_table.hpp"
 #include "hpdl/run/manifest.hpp"
 #include "hpdl/version.hpp"
@@ -369,6 +370,21 @@ void RunReport::finish(Model& model, const FinalModel& final_model,
   manifest_["finished"] = utc_now();
   manifest_["status"] = "complete";  // the last write: only now is the run complete
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
+}
+
+void write_page_of_run(const std::string& run_dir) {
+  std::string line;
+  try {
+    line = "report: " + write_run_report(run_dir) + " (open it in a browser)";
+  } catch (const std::exception& e) {
+    line = std::string("warning: the report page was not written: ") + e.what();
+  }
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+  if (std::FILE* log = std::fopen((run_dir + "/log.txt").c_str(), "a")) {
+    std::fprintf(log, "%s\n", line.c_str());
+    std::fclose(log);
+  }
 }
 
 }  // namespace hpdl

@@ -3,12 +3,19 @@
 // training data or on synthetic data, and prints each layer's forward and backward time
 // and the totals. Timing uses the same profiler as traced training runs. Then, unless
 // --no-ceilings, it measures this machine's GEMM peak and memory bandwidth through the same
-// backend and prints each pass's efficiency against them (run/efficiency_table.hpp).
+// backend and prints each pass's efficiency against them (run/efficiency_table.hpp). With
+// --out DIR it writes them as a run directory of one rank, with its report page.
+#include <omp.h>
+
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "hpdl/builder/builder.hpp"
+#include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/machine.hpp"
+#include "hpdl/core/output_file.hpp"
 #include "hpdl/core/rng.hpp"
 #include "hpdl/data/dataset.hpp"
 #include "hpdl/data/h5_util.hpp"
@@ -20,7 +27,9 @@
 #include "hpdl/profile/trace_writer.hpp"
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/efficiency_table.hpp"
+#include "hpdl/run/manifest.hpp"
 #include "hpdl/train/passes.hpp"
+#include "hpdl/version.hpp"
 
 namespace hpdl {
 namespace {
@@ -136,6 +145,37 @@ LayerTable print_layer_table(const TimeArgs& args, const Config& cfg, Model& mod
   return t;
 }
 
+// --out DIR: the timings as a run directory of one rank (what a profiled train run writes
+// of them) and its report page.
+void write_time_run(const TimeArgs& args, const Config& cfg, const Model& model,
+                    const Profiler& prof, const LayerTable& table, const Ceilings* ceilings) {
+  make_output_dir(args.out);
+  const Machine m = this_machine();
+  nlohmann::json manifest = {
+      {"kind", "time"},
+      {"hpdl_version", kVersion},
+      {"git_hash", kGitHash},
+      {"command", args.command_line},
+      {"config", args.config},
+      {"ranks", 1},
+      {"threads_per_rank", omp_get_max_threads()},
+      {"backend", cfg.run.backend},
+      {"gemm", gemm_library(model.kernels_name(), cfg.run.kernels)},
+      {"precision", cfg.run.precision},
+      {"mode", args.synthetic ? "hpdl time, synthetic data" : "hpdl time"},
+      {"machine", {{"cpu", m.cpu}, {"isa", m.isa}, {"cores", m.cores}, {"gpu", ""}}},
+      {"plan", nlohmann::json::parse(plan_of(model, cfg.run).serialise())},
+      {"started", utc_now()}};
+  write_traces(local_traces(prof), args.out, manifest, model.work_by_layer());
+  if (ceilings) write_efficiency_csv(table.passes, *ceilings, args.out + "/efficiency.csv");
+  write_file_atomically(args.out + "/config.toml", to_toml(cfg.resolved));
+  manifest["finished"] = utc_now();
+  manifest["status"] = "complete";
+  write_file_atomically(args.out + "/manifest.json", manifest.dump(2) + "\n");
+  std::printf("run directory %s: report %s\n", args.out.c_str(),
+              write_run_report(args.out).c_str());
+}
+
 // --overhead: the median recorded against the median unrecorded iteration.
 void print_overhead(const Profiler& prof, int64_t warmup) {
   std::vector<double> on, off;
@@ -176,18 +216,18 @@ int cmd_time(const TimeArgs& args) {
 
     const LayerTable table = print_layer_table(args, cfg, *model, prof, names);
     if (args.overhead) print_overhead(prof, args.warmup);
+    std::optional<Ceilings> ceilings;
     if (args.ceilings) {
       std::fflush(stdout);
-      const Ceilings ceilings = measure_ceilings(model->kernels());
-      print_efficiency(table.passes, ceilings, table.wall.mean / 1e3, stdout);
+      ceilings = measure_ceilings(model->kernels());
+      print_efficiency(table.passes, *ceilings, table.wall.mean / 1e3, stdout);
       if (!args.csv.empty()) {
-        write_efficiency_csv(table.passes, ceilings, args.csv);
-        std::printf(
-            "efficiency rows written to %s (plot: /usr/bin/python3 "
-            "profiling/plot_roofline.py %s)\n",
-            args.csv.c_str(), args.csv.c_str());
+        write_efficiency_csv(table.passes, *ceilings, args.csv);
+        std::printf("efficiency rows written to %s\n", args.csv.c_str());
       }
     }
+    if (!args.out.empty())
+      write_time_run(args, cfg, *model, prof, table, ceilings ? &*ceilings : nullptr);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hpdl: error: %s\n", e.what());

@@ -206,7 +206,9 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
 }
 
 // Training and its outputs; `report` is rank 0's (null elsewhere). Returns the exit code.
-int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport* report) {
+// page_dir: set on rank 0 of a profiled run that completed, whose report page is then due.
+int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport* report,
+                 std::string& page_dir) {
   if (report && s.from) report->resumed(*s.from, s.resumed_from, s.fallback_reason);
   // Stop signals are caught from the start (a batch system may send its warning early);
   // with on_signal off they get their default action back and end the job.
@@ -275,15 +277,16 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
       }
       watchdog.set_limit(s.cfg.run.watchdog_s);
     }
-    if (prof && s.cfg.profile.ceilings) {
-      WatchdogScope guard(watchdog, "compute ceilings", steps);
-      const RankCeilings ceilings = measure_rank_ceilings(comm, s.model->kernels());
-      if (report) report->efficiency(ceilings);
-    }
+    // Peak memory before the ceilings: their bandwidth test's arrays are not training's.
     std::vector<double> rss;
     {
       WatchdogScope guard(watchdog, "peak memory gather", steps);
       rss = peak_rss_mib(comm);
+    }
+    if (prof && s.cfg.profile.ceilings) {
+      WatchdogScope guard(watchdog, "compute ceilings", steps);
+      const RankCeilings ceilings = measure_rank_ceilings(comm, s.model->kernels());
+      if (report) report->efficiency(ceilings);
     }
     if (report) report->checkpoints(checkpointer);
     if (report)
@@ -316,10 +319,12 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
     if (report) report->parameter_server(s.cfg, workers, ps->pushes_at_first_done());
   }
   finish(history, trainer->final_model(), trainer->last_confusion(), trainer->steps());
+  if (report && prof) page_dir = s.out->path();
   return 0;
 }
 
-int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
+int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog,
+                  std::string& page_dir) {
   TrainSetup s = set_up(args, comm, watchdog);
   nlohmann::json manifest;
   {
@@ -349,7 +354,7 @@ int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     }
   } unhook{watchdog, relay};
   try {
-    return run_training(s, comm, watchdog, report.get());
+    return run_training(s, comm, watchdog, report.get(), page_dir);
   } catch (const AgreedError& e) {
     if (report) report->failed(e.what());
     throw;
@@ -361,7 +366,7 @@ int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
   }
 }
 
-int train(const TrainArgs& args, Comm& comm) {
+int train(const TrainArgs& args, Comm& comm, std::string& page_dir) {
   // Where every rank is: a wait that outlasts the watchdog names the ranks that did not
   // arrive. Freed only after a run every rank finished (freeing waits for all ranks).
   ProgressBoard board(comm.raw());
@@ -369,7 +374,7 @@ int train(const TrainArgs& args, Comm& comm) {
   Watchdog watchdog(RunConfig{}.watchdog_s, comm.rank());
   watchdog.attach(&board);
   comm.bound_waits_by(&watchdog);
-  const int rc = train_bounded(args, comm, watchdog);
+  const int rc = train_bounded(args, comm, watchdog, page_dir);
   {
     // A rank that finished waits here, polling, for one that may still fail (rank 0 writing
     // model.h5): the job then ends the agreed way rather than in the board's MPI_Win_free.
@@ -390,7 +395,12 @@ void release_early_stop_signals() { release_stop_signals(); }
 
 int cmd_train(const TrainArgs& args, int* argc, char*** argv) {
   catch_stop_signals();
-  return run_under_mpi(argc, argv, [&](Comm& comm) { return train(args, comm); });
+  // A profiled run's report page is written by rank 0 once MPI has ended: it reads every
+  // rank's traces (seconds for a large run), and no other rank waits on it.
+  std::string page_dir;
+  const int rc = run_under_mpi(argc, argv, [&](Comm& comm) { return train(args, comm, page_dir); });
+  if (rc == 0 && !page_dir.empty()) write_page_of_run(page_dir);
+  return rc;
 }
 
 }  // namespace hpdl

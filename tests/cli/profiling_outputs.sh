@@ -4,8 +4,8 @@
 # (efficiency.csv: dense1's GFLOP/s is its FLOPs over its mean time, its peak share that over
 # the manifest's median GEMM peak; the log's efficiency line), and `hpdl compare A B` puts two runs side by side: a run against
 # itself changes nothing; two hand-made profiles get the ratios, noise and verdicts worked
-# out by hand; its refusals name the file. `hpdl time --csv` writes the efficiency rows and
-# profiling/plot_roofline.py draws them (when matplotlib is there).
+# out by hand; its refusals name the file. `hpdl time --csv` writes the efficiency rows, and
+# `hpdl time --out DIR` a run directory with its report page.
 # Usage: profiling_outputs.sh MPIRUN HPDL FIXTURES
 source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/compare
@@ -74,8 +74,11 @@ echo "compare: ok"
 head -1 "$out/eff.csv" | grep -q "^layer,pass,seconds,flops,bytes,gflops_per_s,peak_share,intensity,bound"
 [ "$(grep -c "^dense1,forward," "$out/eff.csv")" = 1 ]
 $expect "--csv needs the ceilings" "$hpdl" time "$fx/tiny.toml" -n 2 --csv "$out/x.csv" --no-ceilings
-if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
-  /usr/bin/python3 "$(dirname "$0")/../../profiling/plot_roofline.py" "$out/eff.csv" "$out/roofline.png" >/dev/null
-  [ -s "$out/roofline.png" ]
-  echo "roofline drawn"
-fi
+# --out: the same timings as a run directory of one rank, with its report page.
+"$hpdl" time "$fx/tiny.toml" -n 3 --out "$out/timed" | grep -q "^run directory $out/timed: report $out/timed/report.html$"
+for f in manifest.json config.toml layers.csv steps.csv efficiency.csv trace/rank0.json report.html; do
+  [ -s "$out/timed/$f" ] || { echo "FAIL: hpdl time --out wrote no $f"; exit 1; }
+done
+[ "$(grep -c "^dense1,forward," "$out/timed/efficiency.csv")" = 1 ]
+grep -q '"kind": "time"' "$out/timed/manifest.json"
+echo "time --out: ok"

@@ -84,7 +84,7 @@ for f in results.csv results.md accuracy_vs_time.png; do [ -s "$dir/$f" ] || fai
 grep -q 'units=16 optimizer.lr=0.02' "$dir/results.md" || fail "(d) results.md lacks the grid line"
 # The profiled lines (tasks 2 and 3, the same run on 1 and 2 threads): their layers in the
 # per-layer table, with GFLOP/s and threads, and the scaling with threads.
-for f in layers_sweep.csv layers_sweep.md layer_time.png layers_threads.md; do [ -s "$dir/$f" ] || fail "(d) missing $dir/$f"; done
+for f in layers_sweep.csv layers_sweep.md report.html layers_threads.md; do [ -s "$dir/$f" ] || fail "(d) missing $dir/$f"; done
 /usr/bin/python3 - "$dir/layers_sweep.csv" <<'PY' || fail "(d) layers_sweep.csv is not tasks 2 and 3's profiles"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -95,6 +95,7 @@ assert float(dense["forward_ms"]) > 0 and float(dense["forward_gflops_per_s"]) >
 assert abs(sum(float(r["share_of_layers"]) for r in rows if r["task"] == "2") - 1) < 1e-3, rows
 PY
 grep -q "| dense1 | .* (1.00x) | .*x) |" "$dir/layers_threads.md" || fail "(d) layers_threads.md: $(cat "$dir/layers_threads.md")"
+grep -q '"swept":\["model.layers.1.units"' "$dir/report.html" || fail "(d) the sweep's page does not name the swept key"
 cat "$dir/results.md"
 
 # A grid with an unknown key: refused, naming the line, and nothing queued.

@@ -49,6 +49,8 @@ struct GatheredTraces {
   int32_t step_name = 0;  // the id of the step interval's name (Profiler::step_name)
 };
 GatheredTraces gather_traces(const Comm& comm, const Profiler& prof);
+// A single process's traces in the same form, without MPI (`hpdl time --out`).
+GatheredTraces local_traces(const Profiler& prof);
 
 // Rank 0 alone, no wait: writes the gathered traces into DIR (the files above).
 TraceSummary write_traces(const GatheredTraces& gathered, const std::string& dir,

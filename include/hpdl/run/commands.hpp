@@ -27,8 +27,10 @@ struct TimeArgs {
   int64_t iterations = 20, warmup = 2;
   bool synthetic = false;
   bool overhead = false;  // alternate recorded and unrecorded iterations, compare
-  bool ceilings = true;   // measure the GEMM peak and memory bandwidth, print efficiency
-  std::string csv;        // and write the efficiency rows there (empty: not written)
+  std::string command_line;
+  bool ceilings = true;  // measure the GEMM peak and memory bandwidth, print efficiency
+  std::string csv;       // and write the efficiency rows there (empty: not written)
+  std::string out;       // a run directory for the timings and report.html ("": none)
 };
 
 struct EvalArgs {
@@ -44,6 +46,12 @@ struct CalibrateArgs {
   double watchdog_s = 120;  // bound on every wait for another rank
   bool strict = false;      // exit 3 when a slow pair or host is flagged
   bool compute = true;      // measure each rank's GEMM peak and memory bandwidth
+};
+
+struct ReportArgs {
+  std::vector<std::string> runs;  // one run directory, or two to compare
+  std::string study;              // a sweep directory instead
+  std::string out;                // "" = RUN/report.html (B/compare.html, SWEEP/report.html)
 };
 
 struct PredictArgs {
@@ -76,6 +84,10 @@ int cmd_time(const TimeArgs& args);
 int cmd_trace_summary(const std::string& run_dir, const std::string& network = "");
 // Two profiled runs' layers side by side, with ratios and a noise estimate.
 int cmd_compare(const std::string& a_dir, const std::string& b_dir);
+// The HTML report of a run, two runs or a sweep (report/page.hpp); prints the page's path.
+int cmd_report(const ReportArgs& args);
+// Writes RUN_DIR's report to `out` ("" = RUN_DIR/report.html); returns its path. Throws Error.
+std::string write_run_report(const std::string& run_dir, const std::string& out = "");
 // No MPI: loads and checks a config, its model and data files, as train would.
 // No MPI: step time, samples/s and efficiency at other rank counts (predict/predictor.hpp).
 int cmd_predict(const PredictArgs& args);

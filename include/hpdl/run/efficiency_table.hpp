@@ -32,7 +32,7 @@ std::vector<PassTiming> passes_of(const CsvTable& layers);
 void print_efficiency(std::vector<PassTiming> passes, const Ceilings& c, double iteration_s,
                       std::FILE* out);
 // The same rows as CSV at `path` (written whole or not at all), with the two ceilings on
-// every row: what profiling/plot_roofline.py draws.
+// every row (the report page's roofline reads a run's efficiency.csv).
 void write_efficiency_csv(const std::vector<PassTiming>& passes, const Ceilings& c,
                           const std::string& path);
 

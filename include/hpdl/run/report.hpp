@@ -81,4 +81,9 @@ std::vector<double> peak_rss_mib(const Comm& comm);
 // "config", TOML) that built the model, written atomically; `hpdl eval` reads it back.
 void save_model(const std::string& path, Model& model, const std::string& config_toml);
 
+// A profiled run's report.html (`hpdl report`), written after the run: the line naming it
+// goes to stdout and is appended to log.txt, the run's last. A page that cannot be written
+// is a warning there: the run itself is complete.
+void write_page_of_run(const std::string& run_dir);
+
 }  // namespace hpdl
