@@ -8,7 +8,7 @@ layers_sweep.md into the sweep directory; where the grid runs one configuration 
 thread counts (threads=N on its lines), also layers_threads.md: each layer's time and
 speed-up over its fewest threads, the thesis's scaling with cores. The charts of the same
 (each layer's time across the tasks, the speed-up with threads) are the sweep's page,
-report.html, which `hpdl report --study` writes. Called by collect_sweep.py; does nothing
+report.html (study_page: `hpdl report --study`). Called by collect_sweep.py; does nothing
 when no task was profiled.
 
 Usage: collect_layers.py SWEEP_DIR GRID
@@ -108,7 +108,9 @@ def study_page(sweep):
     PATH, else build/hpdl of the submit directory, as jobs/lib.sh finds it)."""
     hpdl = os.environ.get("HPDL") or shutil.which("hpdl") or os.path.join(
         os.environ.get("SLURM_SUBMIT_DIR", "."), "build", "hpdl")
-    subprocess.run([hpdl, "report", "--study", sweep], check=True)
+    rc = subprocess.run([hpdl, "report", "--study", sweep]).returncode
+    if rc != 0:
+        print("collect: no report.html (hpdl report exited %d)" % rc, file=sys.stderr)
 
 
 def main(sweep, lines):
@@ -116,7 +118,6 @@ def main(sweep, lines):
     if rows:
         write(sweep, rows)
         thread_scaling(sweep, rows)
-        study_page(sweep)
 
 
 if __name__ == "__main__":

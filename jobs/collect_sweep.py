@@ -2,8 +2,9 @@
 """Results of a sweep, thesis-style: one row per grid line with its configuration, test
 accuracy, weighted F1, wall time and samples/s, from outputs/<array id>/task<k>/ (manifest.json
 and metrics.csv). Writes results.csv, results.md and accuracy_vs_time.png (test accuracy
-against training time, one line per configuration) into the sweep directory, and, where
-tasks were profiled, the per-layer table of collect_layers.py.
+against training time, one line per configuration) into the sweep directory, where tasks
+were profiled the per-layer table of collect_layers.py, and the sweep's page, report.html
+(`hpdl report --study`).
 
 Usage: collect_sweep.py SWEEP_DIR GRID
 """
@@ -106,6 +107,7 @@ def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import collect_layers
     collect_layers.main(sweep, grid_lines(grid))
+    collect_layers.study_page(sweep)
     missing = [r for r in rows if r["status"] != "complete"]
     if missing:
         sys.exit("collect: %d of %d configurations did not complete" % (len(missing), len(rows)))

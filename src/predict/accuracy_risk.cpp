@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "hpdl/predict/recommend.hpp"
+
 namespace hpdl {
 namespace {
 
@@ -80,7 +82,8 @@ AccuracyRisk accuracy_risk(const StepProfile& p, int ranks) {
   if (!p.optimizer.empty() && p.optimizer != "sgd") {
     r.level = Risk::kHigh;
     r.why += "; the run trains with " + p.optimizer +
-             ", the server applies plain SGD: set optimizer.lr for SGD";
+             ", the servers apply plain SGD (the launch line sets " + kSgdRateSet +
+             ": check it for this model)";
   }
   return r;
 }

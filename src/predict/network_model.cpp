@@ -1,6 +1,8 @@
 // The network model of `hpdl predict` from a calibration (see the header).
 #include "hpdl/predict/network_model.hpp"
 
+#include <algorithm>
+
 #include "hpdl/core/error.hpp"
 #include "stats.hpp"
 
@@ -24,6 +26,8 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
   n.intra_latency_s = median(lat_intra), n.intra_bandwidth_Bps = median(bw_intra);
   n.reduce_Bps = median(c.reduce_Bps);
   n.cores_per_host = median(c.host_cores());
+  n.hosts = int(c.hosts.hosts.size());
+  n.inter_host_measured = !bw_inter.empty();
   // The trainer's buckets are MPI_Iallreduce polled with MPI_Test: their curve when
   // calibrated (hpdl calibrate measures it), else the blocking default's.
   bool nonblocking = false;
@@ -43,6 +47,23 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
     n.intra_latency_s = n.inter_latency_s, n.intra_bandwidth_Bps = n.inter_bandwidth_Bps;
   if (n.reduce_Bps <= 0) throw Error(path + ": no reduction rate (reduce_Bps_per_core)");
   return n;
+}
+
+std::string calibration_scope(const NetworkModel& n, int ranks, int ranks_per_host) {
+  const int hosts = (ranks + std::max(ranks_per_host, 1) - 1) / std::max(ranks_per_host, 1);
+  if (hosts <= 1 || n.hosts == 0) return "";
+  const std::string measured = std::to_string(n.hosts) + " host" + (n.hosts == 1 ? "" : "s");
+  if (!n.inter_host_measured)
+    return "note: the calibration measured " + measured +
+           " and no link between hosts: the forecasts for up to " + std::to_string(hosts) +
+           " hosts take its shared-memory links for the network (calibrate on the hosts you "
+           "will use: mpirun -np " +
+           std::to_string(hosts) + " --map-by node hpdl calibrate)";
+  if (n.hosts < hosts)
+    return "note: the calibration measured " + measured + ", the forecasts reach " +
+           std::to_string(hosts) + ": links and allreduce beyond " + measured +
+           " are extrapolated from them";
+  return "";
 }
 
 }  // namespace hpdl

@@ -4,6 +4,7 @@
 // prediction.svg and predicted_trace.json (one step at the largest rank count, to open
 // beside a measured trace). --recommend ranks the training modes instead
 // (predict/recommend.hpp) and writes recommend.csv.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -45,6 +46,9 @@ int cmd_predict(const PredictArgs& args) {
     if (rows.empty())
       throw Error("--ranks: a run with " + std::to_string(profile.servers) +
                   " server(s) needs at least " + std::to_string(base) + " ranks");
+    const std::string scope = calibration_scope(
+        net, *std::max_element(args.ranks.begin(), args.ranks.end()), o.ranks_per_host);
+    if (!scope.empty()) std::printf("%s\n", scope.c_str());
     const std::string out = args.out.empty() ? args.run_dir + "/predict" : args.out;
     std::filesystem::create_directories(out);
     if (args.recommend) {

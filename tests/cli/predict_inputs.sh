@@ -14,6 +14,8 @@ $mpirun -np 2 "$hpdl" calibrate --out "$out/net.json" --max-bytes 65536 --budget
 $mpirun -np 1 "$hpdl" train "$fx/tiny.toml" "${run[@]}" "${prof[@]}" --set run.name=profiled >/dev/null
 "$hpdl" predict "$out/profiled" --network "$out/net.json" --ranks 1,2,4,64 >"$out/predict.txt"
 grep -q "^ *64 " "$out/predict.txt" && grep -q "bottleneck" "$out/predict.txt"
+# Calibrated on this one host: the forecast for 64 hosts says it cannot speak for them.
+grep -q "^note: the calibration measured 1 host and no link between hosts: the forecasts for up to 64 hosts" "$out/predict.txt"
 for f in prediction.csv prediction.svg predicted_trace.json; do [ -s "$out/profiled/predict/$f" ]; done
 echo "predicted 1, 2, 4, 64 ranks"
 # The calibration holds both ranks' compute ceilings; trace summary measures the profiled
@@ -60,7 +62,7 @@ $expect "--ranks: a run with 1 server\(s\) needs at least 2 ranks" \
   "$hpdl" predict "$out/ps" --network "$out/net.json" --ranks 1
 # --recommend: every candidate at 1, 2, 4 ranks ranked, the best with its launch lines.
 "$hpdl" predict "$out/profiled" --network "$out/net.json" --ranks 1,2,4 --recommend >"$out/recommend.txt"
-grep -q "^best (the fewest ranks within 5% of the fastest): .* on [124] ranks" "$out/recommend.txt" && grep -q "mpirun -np [124] --hostfile hosts" "$out/recommend.txt"
+grep -q "^best (.*the fewest ranks within 5% of the fastest): .* on [124] ranks" "$out/recommend.txt" && grep -q "mpirun -np [124] --hostfile hosts" "$out/recommend.txt"
 [ "$(wc -l <"$out/profiled/predict/recommend.csv")" -eq $((1 + 1 + 11 * 2 + 4 * 2)) ]
 $expect "ps is a downpour run: --recommend starts from a profiled synchronous run" \
   "$hpdl" predict "$out/ps" --network "$out/net.json" --recommend

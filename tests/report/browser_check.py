@@ -5,7 +5,7 @@ network request beyond the page itself, every chart drew marks, the table rows e
 and a whole-page screenshot that is not blank.
 
 Usage: browser_check.py PAGE.html [--layers N] [--charts NAME,NAME...] [--text TEXT]...
-                        [--screenshot OUT.png]
+                        [--zoom] [--screenshot OUT.png]
 Every chart on the page must have drawn marks; --charts names those that must be there.
 Prints one line per check; exit 1 on the first failure, 77 when no browser is installed.
 """
@@ -27,6 +27,8 @@ def main():
     ap.add_argument("--layers", type=int, help="rows the per-layer table must have")
     ap.add_argument("--charts", default="", help="chart names that must be drawn")
     ap.add_argument("--text", action="append", default=[], help="text the page must show")
+    ap.add_argument("--zoom", action="store_true",
+                    help="the timeline's zoom in / out / whole window buttons move its range")
     ap.add_argument("--screenshot")
     a = ap.parse_args()
     driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -82,6 +84,19 @@ def main():
             if rows != a.layers:
                 fail("the per-layer table has %d rows, the model %d layers" % (rows, a.layers))
             print("ok: the per-layer table has a row for each of the %d layers" % rows)
+        if a.zoom:
+            rng = ("const c = Chart.getChart(document.querySelector('[data-chart=timeline] canvas'));"
+                   " return [c.scales.x.min, c.scales.x.max];")
+            click = "document.querySelectorAll('#timeline .controls button')[%d].click();"
+            whole = driver.execute_script(rng)
+            driver.execute_script(click % 0)
+            zoomed = driver.execute_script(rng)
+            driver.execute_script(click % 2)
+            back = driver.execute_script(rng)
+            w0, w1 = whole[1] - whole[0], zoomed[1] - zoomed[0]
+            if not (abs(w1 - w0 / 2) < 1e-6 * w0 and back == whole):
+                fail("the timeline's zoom: %s, zoomed in %s, whole again %s" % (whole, zoomed, back))
+            print("ok: the timeline zooms in (%.3f -> %.3f ms wide) and back" % (w0, w1))
         body = driver.execute_script("return document.body.innerText")
         for t in a.text:
             if t not in body:

@@ -2,8 +2,8 @@
 # `hpdl report`'s pages, opened in a real headless browser (browser_check.py: Debian's
 # chromium): (1) a profiled 2-rank run writes report.html itself and names it in its log's
 # last line; the page loads from file:// with no console error and no request, its layer
-# table has a row per layer of the model, every chart drew marks, the screenshot is not
-# blank; (2) a parameter-server run's page draws its workers and staleness; (3) two runs
+# table has a row per layer of the model, every chart drew marks, the timeline zooms, the
+# screenshot is not blank; (2) a parameter-server run's page draws its workers and staleness; (3) two runs
 # compared; (4) a tiny study (two tasks at 1 and 2 threads per rank); (5) what is missing or
 # unusual: a run without traces (the page says what is missing), a failed run and a running
 # one (the header says so), a directory that is not a run (one line, exit 1).
@@ -35,7 +35,7 @@ tail -n 1 "$out/a/log.txt" | grep -q "^report: $out/a/report.html" ||
 size=$(stat -c %s "$out/a/report.html")
 echo "(1) $out/a/report.html: $size bytes"
 open_page "$out/a/report.html" --layers "$layers" --charts "step parts,layers,roofline,ranks,timeline,loss and accuracy" \
-  --text "status: complete" --text "2 rank(s) x" --screenshot "$out/a.png"
+  --text "status: complete" --text "2 rank(s) x" --zoom --screenshot "$out/a.png"
 
 # (2) The parameter server: its workers and the staleness histogram.
 $mpirun -np 3 "$hpdl" train "$fx/tiny.toml" "${run[@]}" --set run.name=ps \

@@ -19,6 +19,10 @@ struct NetworkModel {
   // The cores a host's ranks got together while all computed (median over hosts; 0 when
   // the calibration predates the measurement): a CPU budget per host shows here.
   double cores_per_host = 0;
+  // What the calibration saw: its hosts, and whether a link between two of them was measured
+  // (without one, the links between hosts are taken to be the measured shared-memory ones).
+  int hosts = 0;
+  bool inter_host_measured = false;
   struct Curve {
     int ranks = 0;
     std::vector<std::pair<int64_t, double>> samples;  // bytes, seconds
@@ -31,6 +35,9 @@ struct NetworkModel {
 
 // From a calibration; error naming `where` when it holds no bandwidth or reduction rate.
 NetworkModel network_model(const Calibration& c, const std::string& where);
+// One line when the calibration cannot speak for a forecast of `ranks` ranks at
+// `ranks_per_host` a host (more hosts than it measured, or no link between hosts); "" else.
+std::string calibration_scope(const NetworkModel& n, int ranks, int ranks_per_host);
 // network.json, read and checked: error naming the file and field at fault.
 NetworkModel read_network(const std::string& path);
 
