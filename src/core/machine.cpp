@@ -1,10 +1,13 @@
 #include "hpdl/core/machine.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string>
 
 namespace hpdl {
 namespace {
@@ -27,7 +30,64 @@ std::string arm_part(const std::string& part) {
   return "arm64 CPU part " + part;
 }
 
+double read_number(const std::string& path) {
+  std::ifstream in(path);
+  double v = 0;
+  return in >> v ? v : 0;
+}
+
+// The quota in cores of the cgroup `rel` (a path below the hierarchy `root`) and each of its
+// ancestors, the tightest; 0 where none sets one.
+double quota_in(const std::string& root, std::string rel, bool v2) {
+  double best = 0;
+  for (;;) {
+    const std::string dir = root + rel;
+    double q = 0;
+    if (v2) {
+      std::ifstream in(dir + "/cpu.max");
+      std::string quota;
+      double period = 0;
+      if (in >> quota >> period && quota != "max" && period > 0) q = std::stod(quota) / period;
+    } else {
+      const double quota = read_number(dir + "/cpu.cfs_quota_us");
+      const double period = read_number(dir + "/cpu.cfs_period_us");
+      if (quota > 0 && period > 0) q = quota / period;
+    }
+    if (q > 0) best = best > 0 ? std::min(best, q) : q;
+    if (rel.empty() || rel == "/") break;
+    rel = rel.substr(0, rel.find_last_of('/'));
+  }
+  return best;
+}
+
 }  // namespace
+
+CpuAllowance this_process_cpu() {
+  CpuAllowance a;
+  cpu_set_t set;
+  a.affinity_cores = sched_getaffinity(0, sizeof set, &set) == 0
+                         ? CPU_COUNT(&set)
+                         : int(sysconf(_SC_NPROCESSORS_ONLN));
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    // "ID:CONTROLLERS:PATH": v1's cpu controller ("cpu" or "cpu,cpuacct"), or v2's "0::PATH".
+    const size_t a1 = line.find(':'), a2 = line.find(':', a1 + 1);
+    if (a1 == std::string::npos || a2 == std::string::npos) continue;
+    std::string controllers(",");
+    controllers.append(line, a1 + 1, a2 - a1 - 1).append(",");
+    const std::string path = line.substr(a2 + 1);
+    if (controllers.find(",cpu,") != std::string::npos) {
+      for (const char* root : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
+        const double q = quota_in(root, path, false);
+        if (q > 0) a.quota_cores = q;
+        if (q > 0) break;
+      }
+    } else if (controllers == ",," && a.quota_cores == 0) {
+      a.quota_cores = quota_in("/sys/fs/cgroup", path, true);
+    }
+  }
+  return a;
+}
 
 Machine this_machine() {
   Machine m;

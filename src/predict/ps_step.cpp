@@ -20,11 +20,7 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
     return r;
   }
   r.compute_s = p.worker_compute_s;
-  const int on_host = std::min(ranks, o.ranks_per_host);
-  if (o.cores_per_host > 0 && on_host * p.threads > o.cores_per_host) {
-    r.oversubscribed = true;
-    r.compute_s *= double(on_host * p.threads) / o.cores_per_host;
-  }
+  r.compute_s *= cpu_scale(p, o, std::min(ranks, o.ranks_per_host), r.oversubscribed);
   const int S = p.servers;
   const double shard = double(p.param_bytes) / S;
   // Moving a shard between a worker and a server, either way, costs what the calibrated

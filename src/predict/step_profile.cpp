@@ -67,6 +67,8 @@ StepProfile read_profile(const std::string& dir) {
   p.config_file = m.value("config", dir + "/config.toml");
   p.optimizer = cfg.optimizer.name;
   p.outer = cfg.distributed.outer;
+  if (m.contains("cpu") && m["cpu"].is_object())
+    p.cores_per_rank = m["cpu"].value("cores_per_rank", 0.0);
   if (cfg.distributed.async()) return read_ps_profile(dir, cfg, m, p);
   p.wire_bytes = cfg.distributed.compression == "none" ? 4 : 2;
   p.sync_every = cfg.distributed.sync_every;

@@ -27,6 +27,15 @@ double expected_max_factor(std::vector<double> x, int n) {
   return m > 0 ? e / m : 1;
 }
 
+double cpu_scale(const StepProfile& p, const PredictOptions& o, int on_host, bool& shared) {
+  const double threads = std::max(p.threads, 1);
+  const double profiled = p.cores_per_rank > 0 ? std::min(1.0, p.cores_per_rank / threads) : 1.0;
+  const double target =
+      o.cores_per_host > 0 ? std::min(1.0, o.cores_per_host / (on_host * threads)) : 1.0;
+  shared = target < 1.0;
+  return profiled / target;
+}
+
 Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks,
                         const PredictOptions& o) {
   if (p.async()) return predict_ps_step(p, net, ranks, o);
@@ -39,11 +48,7 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   for (size_t i = 0; i < p.layers.size(); ++i)
     forward += p.forward_s[i], backward += p.backward_s[i];
   r.compute_s = (p.data_s + forward + p.loss_s + backward) * scale + p.update_s + p.other_s;
-  const int on_host = std::min(ranks, o.ranks_per_host);
-  if (o.cores_per_host > 0 && on_host * p.threads > o.cores_per_host) {
-    r.oversubscribed = true;
-    r.compute_s *= double(on_host * p.threads) / o.cores_per_host;
-  }
+  r.compute_s *= cpu_scale(p, o, std::min(ranks, o.ranks_per_host), r.oversubscribed);
   r.straggler_factor = expected_max_factor(p.compute_s, ranks);
   r.compute_s *= r.straggler_factor;
   if (p.sync_every > 1) {
@@ -105,8 +110,8 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
                   "stragglers: the slowest of %d ranks takes %.2fx the mean step", ranks,
                   r.straggler_factor);
   } else if (r.oversubscribed) {
-    std::snprintf(words, sizeof words, "shared cores: %d ranks x %d threads on %.2g cores", on_host,
-                  p.threads, o.cores_per_host);
+    std::snprintf(words, sizeof words, "shared cores: %d ranks x %d threads on %.2g cores",
+                  std::min(ranks, o.ranks_per_host), p.threads, o.cores_per_host);
   } else {
     std::snprintf(words, sizeof words, "compute (%.0f%% of the step)",
                   100 * r.compute_s / r.step_s);

@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 #include <dnnl.hpp>
@@ -60,8 +61,22 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
       env[k] = v;
   }
 
+  // The CPU rank 0 had: its host's (its cgroup's quota, else the machine's cores) shared by
+  // the ranks there, at most its own affinity mask. What a forecast scales compute from
+  // (predict/step_profile.hpp), so that a budget is counted once.
+  const CpuAllowance cpu = this_process_cpu();
+  const int on_host = std::max(per_host[hosts[0]], 1);
+  const double host_cores =
+      cpu.quota_cores > 0 ? cpu.quota_cores : double(sysconf(_SC_NPROCESSORS_ONLN));
+  const nlohmann::json cpu_json = {
+      {"affinity_cores", cpu.affinity_cores},
+      {"quota_cores", cpu.quota_cores},
+      {"ranks_on_host", on_host},
+      {"cores_per_rank", std::min(double(cpu.affinity_cores), host_cores / on_host)}};
+
   return {
       {"hpdl_version", kVersion},
+      {"cpu", cpu_json},
       {"git_hash", kGitHash},
       {"mpi_library", mpi},
       {"onednn_version", std::to_string(dv->major) + "." + std::to_string(dv->minor) + "." +

@@ -399,3 +399,36 @@ TEST(Predict, RecommendRanksEveryCandidateAtEveryRankCount) {
   ps.mode = "downpour";
   EXPECT_THROW(training_candidates(ps), std::exception);
 }
+
+namespace hpdl {
+namespace {
+
+// A CPU budget is counted once: compute scales by the CPU a thread had when profiled over
+// the CPU it has on the target hosts, each at most a core.
+TEST(Predict, CpuBudgetCountedOnce) {
+  StepProfile p;
+  p.threads = 1;
+  PredictOptions half;
+  half.cores_per_host = 0.5;
+  bool shared = false;
+  // Profiled on a host of half a core, forecast for the same hosts: not slowed again.
+  p.cores_per_rank = 0.5;
+  EXPECT_DOUBLE_EQ(cpu_scale(p, half, 1, shared), 1.0);
+  EXPECT_TRUE(shared);
+  // Two ranks on such a host share it: a quarter core each, twice the profile's time.
+  EXPECT_DOUBLE_EQ(cpu_scale(p, half, 2, shared), 2.0);
+  // The same profile forecast for whole cores: half the time.
+  EXPECT_DOUBLE_EQ(cpu_scale(p, PredictOptions{}, 1, shared), 0.5);
+  EXPECT_FALSE(shared);
+  // A profile without the record (older manifests) is taken as a whole core per thread.
+  p.cores_per_rank = 0;
+  EXPECT_DOUBLE_EQ(cpu_scale(p, half, 1, shared), 2.0);
+  // A machine of 2 cores for a rank of 2 threads: a core each, whatever more it had.
+  p.threads = 2, p.cores_per_rank = 8;
+  PredictOptions two;
+  two.cores_per_host = 2;
+  EXPECT_DOUBLE_EQ(cpu_scale(p, two, 1, shared), 1.0);
+}
+
+}  // namespace
+}  // namespace hpdl

@@ -14,4 +14,14 @@ struct Machine {
 
 Machine this_machine();
 
+// The CPU this process may use: the cores of its affinity mask and, where its cgroup (v1's
+// cpu.cfs_quota_us / cpu.cfs_period_us or v2's cpu.max, the tightest of its ancestors)
+// sets a quota, that quota in cores (0: none). An emulated host's budget shows here; a
+// real host's is its cores.
+struct CpuAllowance {
+  int affinity_cores = 0;
+  double quota_cores = 0;
+};
+CpuAllowance this_process_cpu();
+
 }  // namespace hpdl

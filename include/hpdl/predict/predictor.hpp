@@ -4,8 +4,8 @@
 //            times (medians), the
 //            batch-proportional parts scaled to the local batch B/N (global batch fixed,
 //            strong scaling), times the expected slowest of N ranks drawn from the profiled
-//            per-step distribution (stragglers), times the core sharing where ranks x threads
-//            exceed a host's cores;
+//            per-step distribution (stragglers), times the CPU a thread had when profiled
+//            over the CPU it has on the target hosts (cpu_scale: a budget counted once);
 //   comm     the allreduce of each gradient bucket (the trainer's own bucket layout) at its
 //            size and N, from the calibrated "iallreduce" curve (MPI_Iallreduce polled, as the
 //            trainer does; "default" in older files) where it was measured, else the
@@ -60,6 +60,13 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
                         const PredictOptions& o);
 Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ranks,
                            const PredictOptions& o);
+// What the profiled compute is multiplied by on the target hosts: the CPU a thread had when
+// profiled (StepProfile::cores_per_rank / threads, at most a core; a whole core where not
+// recorded) over the CPU a thread has there (cores_per_host over the on_host ranks' threads,
+// at most a core; a whole core where cores_per_host is 0). So a budget is counted once: a
+// profile taken on a host of half a core, forecast for hosts of half a core, is not slowed
+// again. `shared` is set where a target thread has less than a core.
+double cpu_scale(const StepProfile& p, const PredictOptions& o, int on_host, bool& shared);
 // E[max of n draws] / mean, for the empirical distribution of `samples`.
 double expected_max_factor(std::vector<double> samples, int n);
 

@@ -39,6 +39,10 @@ struct StepProfile {
   std::string outer = "average";  // local SGD's outer step: "average" | "nesterov"
   std::string optimizer;          // the run's optimizer.name ("": unknown)
   int64_t train_samples = 0;      // the run's training split (0: unknown, older manifests)
+  // The cores each profiled rank had (manifest "cpu": its host's cgroup quota or cores over
+  // the ranks there, at most its affinity); 0: not recorded (older manifests: a full core
+  // per thread is assumed).
+  double cores_per_rank = 0;
   bool async() const { return mode != "sync"; }
 };
 
