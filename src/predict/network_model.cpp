@@ -9,6 +9,7 @@
 namespace hpdl {
 
 using predict_stats::median;
+using predict_stats::quantile;
 
 NetworkModel read_network(const std::string& path) {
   return network_model(read_calibration(path), path);
@@ -28,6 +29,15 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
   n.cores_per_host = median(c.host_cores());
   n.hosts = int(c.hosts.hosts.size());
   n.inter_host_measured = !bw_inter.empty();
+  const std::vector<double>& bw = bw_inter.empty() ? bw_intra : bw_inter;
+  const std::vector<double>& lat = bw_inter.empty() ? lat_intra : lat_inter;
+  if (bw.size() >= 2) {
+    const double b50 = median(bw), l50 = median(lat);
+    const double b10 = quantile(bw, 0.1), b90 = quantile(bw, 0.9);
+    const double l10 = quantile(lat, 0.1), l90 = quantile(lat, 0.9);
+    n.slow_links = std::max({1.0, b10 > 0 ? b50 / b10 : 1.0, l50 > 0 ? l90 / l50 : 1.0});
+    n.fast_links = std::min({1.0, b90 > 0 ? b50 / b90 : 1.0, l50 > 0 ? l10 / l50 : 1.0});
+  }
   // The trainer's buckets are MPI_Iallreduce polled with MPI_Test: their curve when
   // calibrated (hpdl calibrate measures it), else the blocking default's.
   bool nonblocking = false;
@@ -47,6 +57,15 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
     n.intra_latency_s = n.inter_latency_s, n.intra_bandwidth_Bps = n.inter_bandwidth_Bps;
   if (n.reduce_Bps <= 0) throw Error(path + ": no reduction rate (reduce_Bps_per_core)");
   return n;
+}
+
+NetworkModel scaled_links(const NetworkModel& n, double f) {
+  NetworkModel s = n;
+  s.inter_latency_s *= f, s.intra_latency_s *= f;
+  s.inter_bandwidth_Bps /= f, s.intra_bandwidth_Bps /= f;
+  for (auto& curve : s.measured)
+    for (auto& sample : curve.samples) sample.second *= f;
+  return s;
 }
 
 std::string calibration_scope(const NetworkModel& n, int ranks, int ranks_per_host) {

@@ -7,6 +7,18 @@
 
 namespace hpdl {
 
+namespace {
+
+// "11.2-14.1": the step's range in ms (predict_with_band), "-" where none was computed.
+std::string range(const Prediction& r) {
+  if (r.step_s_high <= 0) return "-";
+  char s[48];
+  std::snprintf(s, sizeof s, "%.3f-%.3f", r.step_s_low * 1e3, r.step_s_high * 1e3);
+  return s;
+}
+
+}  // namespace
+
 std::string prediction_table(const StepProfile& p, const std::vector<Prediction>& rows) {
   char line[512];
   if (p.async()) {
@@ -19,13 +31,14 @@ std::string prediction_table(const StepProfile& p, const std::vector<Prediction>
           "note: DC-ASGD takes Downpour's path (the server applies the rule) and is costed "
           "alike; validated for Downpour only\n";
     out +=
-        " ranks workers  step ms   samples/s   effic.  compute ms  pull+push ms  staleness  "
-        "bottleneck\n";
+        " ranks workers  step ms  range ms          samples/s   effic.  compute ms  pull+push ms  "
+        "staleness  bottleneck\n";
     for (const auto& r : rows) {
-      std::snprintf(line, sizeof line, "%6d %7d %8.3f %11.1f %7.1f%% %11.3f %13.3f %10.1f  %s%s\n",
-                    r.ranks, r.workers, r.step_s * 1e3, r.samples_per_s, 100 * r.efficiency,
-                    r.compute_s * 1e3, r.exposed_s * 1e3, r.staleness, r.bottleneck.c_str(),
-                    r.oversubscribed ? " (cores shared)" : "");
+      std::snprintf(line, sizeof line,
+                    "%6d %7d %8.3f %-17s %11.1f %7.1f%% %11.3f %13.3f %10.1f  %s%s\n", r.ranks,
+                    r.workers, r.step_s * 1e3, range(r).c_str(), r.samples_per_s,
+                    100 * r.efficiency, r.compute_s * 1e3, r.exposed_s * 1e3, r.staleness,
+                    r.bottleneck.c_str(), r.oversubscribed ? " (cores shared)" : "");
       out += line;
     }
     return out;
@@ -34,10 +47,12 @@ std::string prediction_table(const StepProfile& p, const std::vector<Prediction>
                     " rank(s), batch " + std::to_string(p.global_batch) +
                     " global, strong scaling)\n";
   out +=
-      " ranks  hosts   step ms   samples/s   effic.  compute ms  comm ms  exposed ms  bottleneck\n";
+      " ranks  hosts   step ms  range ms            samples/s   effic.  compute ms  comm ms  "
+      "exposed ms  bottleneck\n";
   for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%6d %6d %9.3f %11.1f %7.1f%% %11.3f %8.3f %11.3f  %s%s\n",
-                  r.ranks, r.hosts, r.step_s * 1e3, r.samples_per_s, 100 * r.efficiency,
+    std::snprintf(line, sizeof line,
+                  "%6d %6d %9.3f %-19s %11.1f %7.1f%% %11.3f %8.3f %11.3f  %s%s\n", r.ranks,
+                  r.hosts, r.step_s * 1e3, range(r).c_str(), r.samples_per_s, 100 * r.efficiency,
                   r.compute_s * 1e3, r.comm_s * 1e3, r.exposed_s * 1e3, r.bottleneck.c_str(),
                   r.oversubscribed ? " (cores shared)" : "");
     out += line;
@@ -47,14 +62,16 @@ std::string prediction_table(const StepProfile& p, const std::vector<Prediction>
 
 std::string prediction_csv(const std::vector<Prediction>& rows) {
   std::ostringstream os;
-  os << "ranks,hosts,step_s,samples_per_s,efficiency,compute_s,straggler_factor,comm_s,hidden_s,"
+  os << "ranks,hosts,step_s,step_s_low,step_s_high,samples_per_s,efficiency,compute_s,"
+        "straggler_factor,comm_s,hidden_s,"
         "exposed_s,"
         "oversubscribed,workers,staleness,bottleneck\n";
   for (const auto& r : rows)
-    os << r.ranks << "," << r.hosts << "," << r.step_s << "," << r.samples_per_s << ","
-       << r.efficiency << "," << r.compute_s << "," << r.straggler_factor << "," << r.comm_s << ","
-       << r.hidden_s << "," << r.exposed_s << "," << r.oversubscribed << "," << r.workers << ","
-       << r.staleness << ",\"" << r.bottleneck << "\"\n";
+    os << r.ranks << "," << r.hosts << "," << r.step_s << "," << r.step_s_low << ","
+       << r.step_s_high << "," << r.samples_per_s << "," << r.efficiency << "," << r.compute_s
+       << "," << r.straggler_factor << "," << r.comm_s << "," << r.hidden_s << "," << r.exposed_s
+       << "," << r.oversubscribed << "," << r.workers << "," << r.staleness << ",\"" << r.bottleneck
+       << "\"\n";
   return os.str();
 }
 

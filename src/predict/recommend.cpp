@@ -94,7 +94,7 @@ std::vector<Recommendation> recommend(const std::vector<Candidate>& candidates,
       if (r == 1 && c.name != "sync") continue;  // one rank: every sync variant is plain SGD
       Recommendation rec;
       rec.candidate = &c;
-      rec.at = predict_step(c.profile, net, r, o);
+      rec.at = predict_with_band(c.profile, net, r, o);
       rec.risk = accuracy_risk(c.profile, r);
       if (rec.at.samples_per_s <= 0) continue;
       if (c.profile.train_samples > 0) rec.epoch_s = c.profile.train_samples / rec.at.samples_per_s;
@@ -156,6 +156,21 @@ std::string recommendation_report(const StepProfile& measured,
            " --ntasks-per-node=" + std::to_string(std::min(ranks_per_host, best.at.ranks)) +
            " jobs/train.sbatch " + config + sets + "\n";
   }
+  // A candidate whose range overlaps the best's: the forecast cannot tell them apart.
+  for (const auto& r : ranked) {
+    if (r.candidate == best.candidate || r.at.step_s_low <= 0) continue;
+    const double b_lo = best.at.step_s_low, b_hi = best.at.step_s_high;
+    if (r.at.step_s_low <= b_hi && b_lo <= r.at.step_s_high &&
+        r.at.samples_per_s >= 0.9 * best.at.samples_per_s) {
+      std::snprintf(line, sizeof line,
+                    "either: %s on %d ranks is inside the forecast's range (step %.2f-%.2f ms "
+                    "against the best's %.2f-%.2f ms); pick by accuracy risk (its: %s)\n",
+                    r.candidate->name.c_str(), r.at.ranks, 1e3 * r.at.step_s_low,
+                    1e3 * r.at.step_s_high, 1e3 * b_lo, 1e3 * b_hi, risk_name(r.risk.level));
+      out += line;
+      break;
+    }
+  }
   out += "  mpirun:  mpirun -np " + std::to_string(best.at.ranks) +
          " --hostfile hosts build/hpdl train " + config + sets + "\n";
   out += "           (hosts: one line per host, \"HOSTNAME slots=" +
@@ -178,17 +193,18 @@ std::string recommendation_report(const StepProfile& measured,
 
 std::string recommendation_csv(const std::vector<Recommendation>& ranked) {
   std::string out =
-      "candidate,ranks,hosts,step_ms,samples_per_s,epoch_s,exposed_comm_ms,sets,risk,risk_why\n";
+      "candidate,ranks,hosts,step_ms,step_ms_low,step_ms_high,samples_per_s,epoch_s,"
+      "exposed_comm_ms,sets,risk,risk_why\n";
   char line[512];
   for (const auto& r : ranked) {
     std::string sets;
     for (const auto& s : r.candidate->sets) sets += (sets.empty() ? "" : " ") + s;
     for (char& ch : sets)
       if (ch == '"') ch = '\'';
-    std::snprintf(line, sizeof line, "%s,%d,%d,%.4f,%.2f,%.2f,%.4f,\"%s\",%s,\"%s\"\n",
+    std::snprintf(line, sizeof line, "%s,%d,%d,%.4f,%.4f,%.4f,%.2f,%.2f,%.4f,\"%s\",%s,\"%s\"\n",
                   r.candidate->name.c_str(), r.at.ranks, r.at.hosts, r.at.step_s * 1e3,
-                  r.at.samples_per_s, r.epoch_s, r.at.exposed_s * 1e3, sets.c_str(),
-                  risk_name(r.risk.level), r.risk.why.c_str());
+                  r.at.step_s_low * 1e3, r.at.step_s_high * 1e3, r.at.samples_per_s, r.epoch_s,
+                  r.at.exposed_s * 1e3, sets.c_str(), risk_name(r.risk.level), r.risk.why.c_str());
     out += line;
   }
   return out;

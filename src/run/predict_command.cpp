@@ -38,7 +38,7 @@ int cmd_predict(const PredictArgs& args) {
     std::vector<Prediction> rows;
     for (int r : args.ranks) {
       if (r < base) continue;  // a parameter server needs a worker beside its servers
-      Prediction p = predict_step(profile, net, r, o);
+      Prediction p = predict_with_band(profile, net, r, o);
       p.efficiency = profile.async() ? p.samples_per_s / (p.workers * one.samples_per_s)
                                      : one.step_s / (r * p.step_s);
       rows.push_back(std::move(p));

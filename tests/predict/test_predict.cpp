@@ -432,3 +432,30 @@ TEST(Predict, CpuBudgetCountedOnce) {
 
 }  // namespace
 }  // namespace hpdl
+
+namespace hpdl {
+namespace {
+
+// The range: fast compute on fast links below the forecast, slow on slow above it; without
+// any spread it is the forecast itself.
+TEST(Predict, BandSpansTheFastAndSlowEnds) {
+  StepProfile p = two_layer_profile();
+  NetworkModel net = network();
+  p.compute_s.assign(20, 0.048);
+  Prediction r = predict_with_band(p, net, 4, {});
+  EXPECT_DOUBLE_EQ(r.step_s_low, r.step_s);
+  EXPECT_DOUBLE_EQ(r.step_s_high, r.step_s);
+  for (int k = 0; k < 20; ++k) p.compute_s[size_t(k)] = 0.040 + 0.001 * k;  // 40..59 ms
+  net.slow_links = 1.5, net.fast_links = 0.8;
+  r = predict_with_band(p, net, 4, {});
+  EXPECT_LT(r.step_s_low, r.step_s);
+  EXPECT_GT(r.step_s_high, r.step_s);
+  // The links alone: at one rank there is no communication, so only compute moves it, by
+  // the 5th and 95th percentiles over the median (40.95 / 49.5 and 58.05 / 49.5).
+  const Prediction one = predict_with_band(p, net, 1, {});
+  EXPECT_NEAR(one.step_s_low / one.step_s, 40.95 / 49.5, 1e-9);
+  EXPECT_NEAR(one.step_s_high / one.step_s, 58.05 / 49.5, 1e-9);
+}
+
+}  // namespace
+}  // namespace hpdl

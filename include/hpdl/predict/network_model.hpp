@@ -23,6 +23,10 @@ struct NetworkModel {
   // (without one, the links between hosts are taken to be the measured shared-memory ones).
   int hosts = 0;
   bool inter_host_measured = false;
+  // The spread of the calibrated links (the pairs' fits of the kind the forecast leans on:
+  // between hosts where measured): how much slower (>= 1) and faster (<= 1) a link's time
+  // is at the 90th and 10th percentiles of bandwidth and latency than at their medians.
+  double slow_links = 1, fast_links = 1;
   struct Curve {
     int ranks = 0;
     std::vector<std::pair<int64_t, double>> samples;  // bytes, seconds
@@ -35,6 +39,9 @@ struct NetworkModel {
 
 // From a calibration; error naming `where` when it holds no bandwidth or reduction rate.
 NetworkModel network_model(const Calibration& c, const std::string& where);
+// The same network with every link's time (latency, bytes over bandwidth, measured
+// allreduce curves) multiplied by `f`.
+NetworkModel scaled_links(const NetworkModel& n, double f);
 // One line when the calibration cannot speak for a forecast of `ranks` ranks at
 // `ranks_per_host` a host (more hosts than it measured, or no link between hosts); "" else.
 std::string calibration_scope(const NetworkModel& n, int ranks, int ranks_per_host);

@@ -42,6 +42,9 @@ struct Prediction {
   bool oversubscribed = false;
   double compute_s = 0, straggler_factor = 1, comm_s = 0, hidden_s = 0, exposed_s = 0;
   double step_s = 0, samples_per_s = 0, efficiency = 1;
+  // The forecast's range (predict_with_band): the step with fast compute on fast links, and
+  // with slow compute on slow links.
+  double step_s_low = 0, step_s_high = 0;
   std::string bottleneck;
   std::vector<AllreduceCost> buckets;
   int workers = 0;       // parameter server: W
@@ -60,6 +63,12 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
                         const PredictOptions& o);
 Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ranks,
                            const PredictOptions& o);
+// predict_step, with its range: the step predicted again with the profile's compute at
+// the 5th and 95th percentiles of its recorded steps (relative to their median) and every
+// link's time at the calibration's fast and slow ends (NetworkModel::fast_links,
+// slow_links) -- fast with fast, slow with slow. A measured step should fall inside it.
+Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int ranks,
+                             const PredictOptions& o);
 // What the profiled compute is multiplied by on the target hosts: the CPU a thread had when
 // profiled (StepProfile::cores_per_rank / threads, at most a core; a whole core where not
 // recorded) over the CPU a thread has there (cores_per_host over the on_host ranks' threads,
