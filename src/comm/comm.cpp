@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "hpdl/comm/watchdog.hpp"
 #include "hpdl/core/error.hpp"
@@ -72,22 +73,37 @@ void Comm::bound_waits_by(Watchdog* w) {
   if (w) w->relay_failures(relay_);
 }
 
+void IdleWait::pause() {
+  if (!p_.sleep) return;
+  const double now = MPI_Wtime();
+  if (t0_ < 0) t0_ = now;
+  if (now - t0_ < p_.spin_s) return;
+  const auto ns = static_cast<long>(pause_s_ * 1e9);
+  const timespec t{ns / 1000000000, ns % 1000000000};
+  nanosleep(&t, nullptr);
+  pause_s_ = std::min(2 * pause_s_, p_.max_pause_s);
+}
+
 void Comm::wait_all(int n, MPI_Request* requests) const {
+  IdleWait idle(idle_);
   while (true) {
     int done = 0;
     HPDL_CHECK_MPI(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
     if (done) return;
     if (watchdog_) watchdog_->poll();
+    idle.pause();
   }
 }
 
 int Comm::wait_some(int n, MPI_Request* requests, int* indices) const {
+  IdleWait idle(idle_);
   while (true) {
     int count = 0;
     HPDL_CHECK_MPI(MPI_Testsome(n, requests, &count, indices, MPI_STATUSES_IGNORE));
     if (count == MPI_UNDEFINED) return 0;
     if (count > 0) return count;
     if (watchdog_) watchdog_->poll();
+    idle.pause();
   }
 }
 

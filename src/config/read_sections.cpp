@@ -36,6 +36,7 @@ void read_run(TableReader& root, const std::string& where, RunConfig& run) {
   // Every wait for another rank is bounded by it: 0 would mean no bound at all.
   run.watchdog_s = r.get_double_above("watchdog_s", run.watchdog_s, 0.0, kInf);
   run.precision = r.get_string("precision", run.precision, {"f32", "bf16"});
+  run.wait = r.get_string("wait", run.wait, {"auto", "spin", "sleep"});
   run.kernels = read_kernel_choices(r.get_table("kernels"), where + ": run.kernels", run.backend);
   r.finish();
 }

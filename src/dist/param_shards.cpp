@@ -183,11 +183,15 @@ int64_t ParamShards::await_reply(int s, int tag, RmaStats& st) {
   MPI_Request req = MPI_REQUEST_NULL;
   HPDL_CHECK_MPI(MPI_Irecv(&v, 1, MPI_INT64_T, s, tag, comm_.raw(), &req));
   int done = 0;
+  IdleWait idle(comm_.idle_policy());
   while (true) {
     HPDL_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
     if (done) break;
     // Where ranks share cores, the server needs this one's.
-    sched_yield();
+    if (comm_.idle_policy().sleep)
+      idle.pause();
+    else
+      sched_yield();
   }
   st.server_wait_s += MPI_Wtime() - t0;
   return v;

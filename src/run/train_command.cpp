@@ -1,6 +1,8 @@
 // `hpdl train`: set-up in stages that every rank passes or fails together (Comm::agree),
 // then the trainer, then the outputs. A failure after set-up on one rank ends the job through
 // the failure relay: one line, the run directory marked failed, exit 1 on every rank.
+#include <omp.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -30,6 +32,7 @@
 #include "hpdl/run/report.hpp"
 #include "hpdl/run/run_dir.hpp"
 #include "hpdl/run/same_job.hpp"
+#include "hpdl/run/wait_policy.hpp"
 #include "hpdl/train/async_trainer.hpp"
 #include "hpdl/train/checkpoint.hpp"
 #include "hpdl/train/checkpointer.hpp"
@@ -55,6 +58,7 @@ struct TrainSetup {
   std::unique_ptr<Checkpoint> from;  // the checkpoint this run continues, on every rank
   std::string resumed_from;          // rank 0: its file
   std::string fallback_reason;       // rank 0: why --resume took checkpoint.prev.h5 ("" if not)
+  WaitChoice wait;                   // run.wait as this rank decided it
 };
 
 // Rank 0: the checkpoint to continue from, or null (--resume without any checkpoint starts
@@ -118,7 +122,7 @@ std::unique_ptr<Checkpoint> find_checkpoint(const TrainArgs& args, const std::st
   return c;
 }
 
-TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
+TrainSetup set_up(const TrainArgs& args, Comm& comm, Watchdog& watchdog) {
   TrainSetup s;
   Config& cfg = s.cfg;
   on_all_ranks(comm, watchdog, [&] {
@@ -126,6 +130,8 @@ TrainSetup set_up(const TrainArgs& args, const Comm& comm, Watchdog& watchdog) {
     if (args.overwrite) cfg.run.overwrite = true;
   });
   watchdog.set_limit(cfg.run.watchdog_s);
+  s.wait = choose_wait(cfg.run.wait, comm, omp_get_max_threads());
+  comm.idle_by(s.wait.policy);
   {
     // Before any collective whose sizes depend on the job.
     WatchdogScope guard(watchdog, "same-job agreement", 0);
@@ -323,14 +329,14 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
   return 0;
 }
 
-int train_bounded(const TrainArgs& args, const Comm& comm, Watchdog& watchdog,
-                  std::string& page_dir) {
+int train_bounded(const TrainArgs& args, Comm& comm, Watchdog& watchdog, std::string& page_dir) {
   TrainSetup s = set_up(args, comm, watchdog);
   nlohmann::json manifest;
   {
     WatchdogScope guard(watchdog, "manifest host gather", 0);
     manifest = make_manifest(comm, s.cfg, args.command_line, s.model->device().name());
     manifest["plan"] = nlohmann::json::parse(plan_of(*s.model, s.cfg.run).serialise());
+    manifest["wait"] = s.wait.why;
   }
   std::unique_ptr<RunReport> report;
   if (comm.rank() == 0) {

@@ -18,6 +18,28 @@ class FailureRelay;
 class Watchdog;
 enum class HalfFormat;
 
+// How a wait idles between its tests. Spinning (MPI_Test back to back) answers soonest and
+// keeps a core busy; OpenMPI has no progress thread, so a collective advances only inside
+// those tests. Sleeping, after `spin_s` of spinning, pauses between tests (from 20 us,
+// doubling to `max_pause_s`): the waiting rank leaves its CPU to others, which on a host
+// with a CPU quota means the quota is not spent on waiting, at the cost of answering up to
+// one pause late.
+struct IdlePolicy {
+  bool sleep = false;
+  double spin_s = 100e-6, max_pause_s = 500e-6;
+};
+
+// One wait under a policy: pause() after each test that found the wait unfinished.
+class IdleWait {
+ public:
+  explicit IdleWait(const IdlePolicy& p) : p_(p) {}
+  void pause();
+
+ private:
+  const IdlePolicy& p_;
+  double t0_ = -1, pause_s_ = 20e-6;
+};
+
 class Comm {
  public:
   explicit Comm(MPI_Comm comm);
@@ -38,6 +60,9 @@ class Comm {
   // communicator's failure relay (every wait then ends when another rank failed alone);
   // nullptr: unbounded.
   void bound_waits_by(Watchdog* w);
+  // How this communicator's waits idle (default: spinning).
+  void idle_by(const IdlePolicy& p) { idle_ = p; }
+  const IdlePolicy& idle_policy() const { return idle_; }
   // Completes the requests (MPI_REQUEST_NULL allowed), polling.
   void wait_all(int n, MPI_Request* requests) const;
   // Completes some of the requests: returns how many (their indices into `indices`, which
@@ -110,6 +135,7 @@ class Comm {
   MPI_Comm comm_;
   Watchdog* watchdog_ = nullptr;
   FailureRelay* relay_ = nullptr;
+  IdlePolicy idle_;
   int rank_ = 0;
   int size_ = 1;
 };

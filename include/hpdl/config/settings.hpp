@@ -32,6 +32,10 @@ struct RunConfig {
   // run.device = "gpu" | "cpu" is a shorthand that sets it.
   std::string backend = "onednn";
   double watchdog_s = 600;  // bound on any wait for other ranks; 0 = off
+  // How a rank waits for others (comm/comm.hpp's IdlePolicy): "spin" (test back to back),
+  // "sleep" (after 100 us of tests, sleep between them), "auto" (sleep where this host's
+  // CPU is budgeted by a cgroup quota or its ranks' threads outnumber its cores, else spin).
+  std::string wait = "auto";
   // "f32" | "bf16": the arithmetic of dense and conv layers (kernels.hpp, Precision); bf16
   // only on the onednn backend on a CPU with AVX512_BF16 or AMX-BF16.
   std::string precision = "f32";

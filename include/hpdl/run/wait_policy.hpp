@@ -1,0 +1,23 @@
+// run.wait: how a training rank waits for the others (comm/comm.hpp's IdlePolicy). A rank
+// that spins while it waits on a host with a CPU quota spends the quota on waiting and is
+// throttled when its work resumes; one that shares a core with another rank takes that
+// rank's time. Neither happens on a real host with a core per rank, where spinning answers
+// soonest.
+#pragma once
+#include <string>
+
+#include "hpdl/comm/comm.hpp"
+
+namespace hpdl {
+
+struct WaitChoice {
+  IdlePolicy policy;
+  std::string why;  // "sleep: the host's CPU has a quota of 0.125 cores", "spin: run.wait"
+};
+
+// Collective (it counts the ranks of this node). wait: "spin" | "sleep" | "auto" (sleep
+// where this process has a cgroup CPU quota, or this node's ranks x threads outnumber the
+// cores this process may use; else spin).
+WaitChoice choose_wait(const std::string& wait, const Comm& comm, int threads);
+
+}  // namespace hpdl
