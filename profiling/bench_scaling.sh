@@ -27,7 +27,8 @@
 # the parameter server (Downpour pulling and pushing every H steps, the server's outer
 # Nesterov step). PS_SETS adds --set values to every parameter-server run (the server
 # applies plain SGD: a preset trained with Adam needs an SGD learning rate, e.g.
-# PS_SETS="optimizer.lr=0.05"). MODEL picks another preset (default mlp_fashion_mnist;
+# PS_SETS="optimizer.lr=0.05"); SETS adds them to every run (SETS='run.wait="spin"': ranks
+# that spin while they wait, as before run.wait). MODEL picks another preset (default mlp_fashion_mnist;
 # lenet_fashion_mnist, har_2x2: the epoch's rows are read from its training file).
 # HPDL=another/binary measures another build (A/B against an older commit).
 #   RATES="100mbit 1gbit" HOSTS="1 2 4 8 16" STEPS=40 profiling/bench_scaling.sh
@@ -49,6 +50,7 @@ out=${OUT:-outputs/scaling}
 hpdl=${HPDL:-build/hpdl}
 model=${MODEL:-mlp_fashion_mnist}
 ps_sets=${PS_SETS:-}
+all_sets=${SETS:-}  # --set values for every run, e.g. SETS='run.wait="spin"'
 read -r rows batch < <(/usr/bin/python3 - "inputs/$model.toml" <<'PY'
 import h5py, sys, tomllib
 c = tomllib.load(open(sys.argv[1], "rb"))
@@ -77,11 +79,12 @@ PY
 }
 mean_step() { /usr/bin/python3 profiling/median_step.py "$1" "$2" mean; }  # RUN_DIR SERVERS -> seconds
 train() {  # NAME HOSTS HPDL-ARGS...; with LIMIT_S set, a run past it is stopped (exit 124)
-  local name=$1 h=$2 bound=()
+  local name=$1 h=$2 bound=() v extra=()
   shift 2
+  for v in $all_sets; do extra+=(--set "$v"); done
   [ -z "${LIMIT_S:-}" ] || bound=(timeout --signal=TERM --kill-after=30 "$LIMIT_S")
   "${bound[@]}" $cluster mpirun -np "$h" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 "$hpdl" train \
-    "inputs/$model.toml" "$@" --set run.output_dir="\"$work/runs\"" \
+    "inputs/$model.toml" "$@" "${extra[@]}" --set run.output_dir="\"$work/runs\"" \
     --set run.name="\"$name\"" --set train.progress=false --set run.watchdog_s="$watchdog" \
     --overwrite >"$work/$name.log" 2>&1
 }
