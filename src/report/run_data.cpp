@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -254,9 +255,7 @@ nlohmann::json run_data(const std::string& dir) {
   json out = {{"header", header_of(m, cfg, dir)}, {"status", status_of(m, dir)}};
   json missing = json::array();
   if (cfg_text.empty()) missing.push_back("config.toml: the configuration is not shown");
-  const double batch = out["header"]["batch"].get<std::string>().empty()
-                           ? 0
-                           : std::stod(out["header"]["batch"].get<std::string>());
+  const double batch = std::strtod(out["header"]["batch"].get<std::string>().c_str(), nullptr);
   if (exists(dir + "/steps.csv")) {
     out["steps"] = steps_of(CsvTable(dir + "/steps.csv"), batch);
     out["steps"]["slowest"] = slowest_rank(out["steps"]["ranks"]);
