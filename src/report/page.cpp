@@ -6,7 +6,9 @@ namespace hpdl {
 
 // Embedded by cmake/embed_assets.cmake from src/report/assets/ and Debian's Chart.js.
 extern const char kReportChartJs[];
-extern const char kReportScript[];
+extern const char kReportBase[];  // the page's script, in three parts: the building blocks,
+extern const char kReportRun[];   // one run's page,
+extern const char kReportMany[];  // two runs, a sweep, and which page to draw
 extern const char kReportStyle[];
 
 namespace {
@@ -57,7 +59,9 @@ std::string report_page(const nlohmann::json& data, const std::string& title) {
   page += "<main id=\"report\"></main>\n<script type=\"application/json\" id=\"report-data\">";
   page += script_safe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   page += "</script>\n<script>" + std::string(kReportChartJs) + "</script>\n<script>";
-  page += std::string(kReportScript) + "</script>\n</body></html>\n";
+  // One function holds the three parts: their names stay out of the page's globals.
+  page += std::string("(function () {\n") + kReportBase + kReportRun + kReportMany +
+          "})();</script>\n</body></html>\n";
   return page;
 }
 
