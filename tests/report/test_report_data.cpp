@@ -1,6 +1,7 @@
 // What `hpdl report` reads: configurations compared key by key, the timeline kept within its
 // budget for a large run, allreduce overlap worked out by hand, and what is not a run.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,12 +14,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("hpdl_report_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d / "trace");
-  return d;
-}
+// A scratch run directory with a trace/ folder, removed with the object. Per process: CTest
+// runs this binary under several kernel settings at once.
+struct FreshDir {
+  explicit FreshDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("hpdl_report_" + name + "_" + std::to_string(getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path / "trace");
+  }
+  ~FreshDir() { fs::remove_all(path); }
+  fs::path path;
+};
 
 // A Chrome trace of one rank: per step, a forward and a backward span, and an allreduce
 // bucket on the communication track that starts in the backward pass's last 1 ms.
@@ -54,7 +60,8 @@ TEST(ReportData, ConfigDifferencesNameEveryKeyThatDiffers) {
 }
 
 TEST(ReportData, TimelineOfALargeRunStaysWithinItsBudget) {
-  const fs::path d = fresh_dir("large");
+  const FreshDir dir("large");
+  const fs::path& d = dir.path;
   for (int r = 0; r < 16; ++r) write_rank(d, r, 1000);
   const nlohmann::json t = timeline_data(d.string(), 6000);
   EXPECT_EQ(t["ranks"], 16);
@@ -69,7 +76,8 @@ TEST(ReportData, TimelineOfALargeRunStaysWithinItsBudget) {
 }
 
 TEST(ReportData, AllreduceOverlapIsThePartInsideBackward) {
-  const fs::path d = fresh_dir("overlap");
+  const FreshDir dir("overlap");
+  const fs::path& d = dir.path;
   write_rank(d, 0, 4);
   const nlohmann::json a = timeline_data(d.string())["allreduce"];
   // Backward runs 2..6 ms of the step, the bucket 5..8 ms: 1 of its 3 ms overlapped.
@@ -80,7 +88,8 @@ TEST(ReportData, AllreduceOverlapIsThePartInsideBackward) {
 }
 
 TEST(ReportData, WithoutTracesTheTimelineIsEmptyAndANonRunIsRefused) {
-  const fs::path d = fresh_dir("empty");
+  const FreshDir dir("empty");
+  const fs::path& d = dir.path;
   EXPECT_FALSE(timeline_data(d.string()).contains("ranks"));
   try {
     run_data(d.string());
