@@ -26,16 +26,11 @@ std::string utc_now() {
   return buf;
 }
 
-namespace {
-
-// Rank 0's machine: CPU, ISA, cores, and its GPU when it trains on one.
 nlohmann::json machine_json(const std::string& device) {
   const Machine m = this_machine();
   return {
       {"cpu", m.cpu}, {"isa", m.isa}, {"cores", m.cores}, {"gpu", device == "host" ? "" : device}};
 }
-
-}  // namespace
 
 nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::string& command_line,
                              const std::string& device) {

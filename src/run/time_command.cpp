@@ -14,7 +14,6 @@
 #include "hpdl/builder/builder.hpp"
 #include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
-#include "hpdl/core/machine.hpp"
 #include "hpdl/core/output_file.hpp"
 #include "hpdl/core/rng.hpp"
 #include "hpdl/data/dataset.hpp"
@@ -147,25 +146,23 @@ LayerTable print_layer_table(const TimeArgs& args, const Config& cfg, Model& mod
 
 // --out DIR: the timings as a run directory of one rank (what a profiled train run writes
 // of them) and its report page.
-void write_time_run(const TimeArgs& args, const Config& cfg, const Model& model,
-                    const Profiler& prof, const LayerTable& table, const Ceilings* ceilings) {
+void write_time_run(const TimeArgs& args, const Config& cfg, Model& model, const Profiler& prof,
+                    const LayerTable& table, const Ceilings* ceilings) {
   make_output_dir(args.out);
-  const Machine m = this_machine();
-  nlohmann::json manifest = {
-      {"kind", "time"},
-      {"hpdl_version", kVersion},
-      {"git_hash", kGitHash},
-      {"command", args.command_line},
-      {"config", args.config},
-      {"ranks", 1},
-      {"threads_per_rank", omp_get_max_threads()},
-      {"backend", cfg.run.backend},
-      {"gemm", gemm_library(model.kernels_name(), cfg.run.kernels)},
-      {"precision", cfg.run.precision},
-      {"mode", args.synthetic ? "hpdl time, synthetic data" : "hpdl time"},
-      {"machine", {{"cpu", m.cpu}, {"isa", m.isa}, {"cores", m.cores}, {"gpu", ""}}},
-      {"plan", nlohmann::json::parse(plan_of(model, cfg.run).serialise())},
-      {"started", utc_now()}};
+  nlohmann::json manifest = {{"kind", "time"},
+                             {"hpdl_version", kVersion},
+                             {"git_hash", kGitHash},
+                             {"command", args.command_line},
+                             {"config", args.config},
+                             {"ranks", 1},
+                             {"threads_per_rank", omp_get_max_threads()},
+                             {"backend", cfg.run.backend},
+                             {"gemm", gemm_library(model.kernels_name(), cfg.run.kernels)},
+                             {"precision", cfg.run.precision},
+                             {"mode", args.synthetic ? "hpdl time, synthetic data" : "hpdl time"},
+                             {"machine", machine_json(model.device().name())},
+                             {"plan", nlohmann::json::parse(plan_of(model, cfg.run).serialise())},
+                             {"started", utc_now()}};
   write_traces(local_traces(prof), args.out, manifest, model.work_by_layer());
   if (ceilings) write_efficiency_csv(table.passes, *ceilings, args.out + "/efficiency.csv");
   write_file_atomically(args.out + "/config.toml", to_toml(cfg.resolved));

@@ -17,5 +17,8 @@ nlohmann::json make_manifest(const Comm& comm, const Config& cfg, const std::str
 
 // "2026-11-21T21:30:00Z"
 std::string utc_now();
+// This process's machine as the manifest records it: CPU, ISA, cores, and the GPU when
+// `device` (Device::name()) is not the host. `hpdl train` and `hpdl time --out` alike.
+nlohmann::json machine_json(const std::string& device);
 
 }  // namespace hpdl
