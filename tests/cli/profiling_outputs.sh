@@ -81,4 +81,5 @@ for f in manifest.json config.toml layers.csv steps.csv efficiency.csv trace/ran
 done
 [ "$(grep -c "^dense1,forward," "$out/timed/efficiency.csv")" = 1 ]
 grep -q '"kind": "time"' "$out/timed/manifest.json"
+$expect "cannot create directory /proc/x" "$hpdl" time "$fx/tiny.toml" -n 2 --no-ceilings --out /proc/x
 echo "time --out: ok"

@@ -86,6 +86,8 @@ $expect "holds no sweep tasks" "$hpdl" report --study "$out/a"
 $expect "is not a directory" "$hpdl" report "$out/nothing_here"
 $expect "report --study takes a sweep directory alone" "$hpdl" report --study "$out/sweep" "$out/a"
 $expect "report takes one run directory, two, or --study DIR" "$hpdl" report
+# A page that cannot be written: one line naming where.
+$expect "cannot write /nonexistent/x.html" "$hpdl" report "$out/a" --out /nonexistent/x.html
 if [ $browser = 0 ]; then
   echo "SKIP: the pages were written and checked as files; no browser to open them (apt install chromium chromium-driver python3-selenium)"
   exit 77
