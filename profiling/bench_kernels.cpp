@@ -56,7 +56,7 @@ BENCHMARK(BM_ReadBatch)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond);
 
 // Dense forward + backward (args: backend 0 reference / 1 oneDNN, batch, in, out).
 void BM_Dense(benchmark::State& state) {
-  auto kernels = make_kernel_factory(state.range(0) ? "onednn" : "reference");
+  auto kernels = make_kernel_factory(state.range(0) ? Backend::kOneDnn : Backend::kReference);
   const DenseDims d{state.range(1), state.range(2), state.range(3)};
   auto k = kernels->dense(d);
   auto x = filled(d.batch * d.in), w = filled(d.in * d.out), b = filled(d.out);
@@ -82,7 +82,7 @@ BENCHMARK(BM_Dense)
 // oneDNN backend's dense kernel / 1 its panel product, batch, hidden): HAR h32 and h64 per
 // direction at batch 50 (2 ranks) and 100 (1 rank).
 void BM_RecurrentProduct(benchmark::State& state) {
-  auto kernels = make_kernel_factory("onednn");
+  auto kernels = make_kernel_factory(Backend::kOneDnn);
   const RecurrentDims d{state.range(1), state.range(2)};
   auto k =
       state.range(0) ? kernels->recurrent_product(d) : kernels->KernelFactory::recurrent_product(d);
@@ -104,7 +104,7 @@ BENCHMARK(BM_RecurrentProduct)
 // d^T x, db, dx = d wx; x and dx rows a sequence (128 steps) apart as in the layer.
 // FLOP/s counts the three products' multiply-adds (2 N G (H + 2 C)).
 void BM_StepGradients(benchmark::State& state) {
-  auto kernels = make_kernel_factory("onednn");
+  auto kernels = make_kernel_factory(Backend::kOneDnn);
   const int64_t N = state.range(0), H = state.range(1), C = state.range(2), G = 4 * H;
   const int64_t ld = 128 * C;
   auto k = kernels->recurrent_product(RecurrentDims{N, H, C});
@@ -134,7 +134,7 @@ BENCHMARK(BM_StepGradients)
 
 // Conv forward + backward (args: backend, batch, in_c, hw, out_c, kernel, pad): LeNet's conv2.
 void BM_Conv(benchmark::State& state) {
-  auto kernels = make_kernel_factory(state.range(0) ? "onednn" : "reference");
+  auto kernels = make_kernel_factory(state.range(0) ? Backend::kOneDnn : Backend::kReference);
   const ConvDims d{state.range(1),
                    state.range(2),
                    state.range(3),
@@ -161,8 +161,8 @@ BENCHMARK(BM_Conv)->Args({1, 64, 20, 14, 50, 5, 2})->Unit(benchmark::kMillisecon
 void BM_MaxPool(benchmark::State& state) {
   KernelChoices choices;
   if (state.range(0) == 2) choices.pool = PoolChoice::kOneDnn;
-  auto kernels =
-      make_kernel_factory(state.range(0) ? "onednn" : "reference", 0, Precision::kF32, choices);
+  auto kernels = make_kernel_factory(state.range(0) ? Backend::kOneDnn : Backend::kReference, 0,
+                                     Precision::kF32, choices);
   const PoolDims d{64, 20, 28, 28, 2, 2};
   auto k = kernels->max_pool(d);
   auto x = filled(64 * 20 * 28 * 28), dx = x, y = filled(64 * 20 * 14 * 14);
@@ -211,7 +211,7 @@ double timed(benchmark::State& state, F&& pass) {
 // runs): forward reads x and writes y (and the argmax it keeps), backward reads dy and the
 // argmax and writes dx. LeNet's pool1 at batch 128.
 void BM_MaxPoolPass(benchmark::State& state) {
-  auto kernels = make_kernel_factory(state.range(0) ? "onednn" : "reference");
+  auto kernels = make_kernel_factory(state.range(0) ? Backend::kOneDnn : Backend::kReference);
   PoolDims d{128, 20, 28, 28, 2, 2};
   d.in_block = d.out_block = state.range(2);
   d.relu = d.in_block > 1;
@@ -241,7 +241,7 @@ BENCHMARK(BM_MaxPoolPass)
 // 1 backward): forward reads x and writes the mask and y, backward reads dy and the mask
 // and writes dx. LeNet's (128 x 500) and HAR 2x2's input dropout (100 x 128 x 9).
 void BM_DropoutPass(benchmark::State& state) {
-  auto kernels = make_kernel_factory("onednn");
+  auto kernels = make_kernel_factory(Backend::kOneDnn);
   const int64_t n = state.range(0), per = state.range(1), total = n * per;
   auto k = kernels->dropout({n, per, 0.5f});
   auto x = filled(total), mask = x, y = x;
@@ -270,7 +270,7 @@ BENCHMARK(BM_DropoutPass)
 // primitive (lstm_forward / lstm_backward, weights in the layouts it picks).
 void BM_LstmLayer(benchmark::State& state) {
   const int64_t T = state.range(0), N = state.range(1), C = state.range(2), H = state.range(3);
-  auto kernels = make_kernel_factory("onednn");
+  auto kernels = make_kernel_factory(Backend::kOneDnn);
   Lstm lstm(H, 1.0f, false);
   lstm.set_name("lstm");
   lstm.setup(Shape{{N, T, C}});

@@ -162,13 +162,11 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch, const 
                                    int local_rank) {
   // The layers are read first: a bad config is named before any backend (a GPU) starts.
   return build_model(cfg, batch, [&] {
-    return make_kernel_factory(run.backend, local_rank, parse_precision(run.precision),
-                               run.kernels);
+    return make_kernel_factory(run.backend, local_rank, run.precision, run.kernels);
   });
 }
 
-std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
-                                   const std::string& backend) {
+std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch, Backend backend) {
   RunConfig run;
   run.backend = backend;
   run.kernels = kernel_choices_from_environment();
@@ -177,7 +175,7 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
 
 std::string backend_unavailable(const RunConfig& run) {
   try {
-    make_kernel_factory(run.backend, 0, parse_precision(run.precision), run.kernels);
+    make_kernel_factory(run.backend, 0, run.precision, run.kernels);
     return "";
   } catch (const std::exception& e) {
     return e.what();

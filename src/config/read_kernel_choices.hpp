@@ -13,6 +13,6 @@ namespace hpdl {
 // ("run.kernels.pool = \"onednn\" applies to run.backend = \"onednn\" only (this run's is
 // \"reference\")"). `where`: "config F: run.kernels".
 KernelChoices read_kernel_choices(const toml::table* table, const std::string& where,
-                                  const std::string& backend);
+                                  Backend backend);
 
 }  // namespace hpdl

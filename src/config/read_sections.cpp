@@ -27,16 +27,15 @@ void read_run(TableReader& root, const std::string& where, RunConfig& run) {
   run.overwrite = r.get_bool("overwrite", run.overwrite);
   // run.device picks the default backend; the two must agree where both are given.
   const std::string device = r.get_string("device", "", {"cpu", "gpu"});
-  run.backend = r.get_string("backend", device == "gpu" ? "cuda" : run.backend,
-                             {"onednn", "reference", "cuda"});
+  run.backend = r.get_choice("backend", device == "gpu" ? Backend::kCuda : run.backend);
   const std::string runs_on = run.on_gpu() ? "gpu" : "cpu";
   if (!device.empty() && device != runs_on)
-    throw Error(where + ": run.device = \"" + device + "\" but run.backend = \"" + run.backend +
-                "\" runs on the " + runs_on + " (set one of them)");
+    throw Error(where + ": run.device = \"" + device + "\" but run.backend = \"" +
+                word(run.backend) + "\" runs on the " + runs_on + " (set one of them)");
   // Every wait for another rank is bounded by it: 0 would mean no bound at all.
   run.watchdog_s = r.get_double_above("watchdog_s", run.watchdog_s, 0.0, kInf);
-  run.precision = r.get_string("precision", run.precision, {"f32", "bf16"});
-  run.wait = r.get_string("wait", run.wait, {"auto", "spin", "sleep"});
+  run.precision = r.get_choice("precision", run.precision);
+  run.wait = r.get_choice("wait", run.wait);
   run.kernels = read_kernel_choices(r.get_table("kernels"), where + ": run.kernels", run.backend);
   r.finish();
 }
@@ -77,7 +76,7 @@ void read_model(TableReader& root, const std::string& where, ModelConfig& model)
 
 void read_optimizer(TableReader& root, const std::string& where, OptimizerConfig& o) {
   TableReader r(root.get_table("optimizer"), where + ": optimizer");
-  o.name = r.get_string("name", o.name, {"sgd", "adam"});
+  o.name = r.get_choice("name", o.name);
   o.lr = r.get_double_above("lr", o.lr, 0.0, kInf);
   o.momentum = r.get_double("momentum", o.momentum, 0.0, 0.999999);
   o.beta1 = r.get_double("beta1", o.beta1, 0.0, 0.999999);
@@ -85,7 +84,7 @@ void read_optimizer(TableReader& root, const std::string& where, OptimizerConfig
   o.eps = r.get_double_above("eps", o.eps, 0.0, 1.0);  // Adam divides by sqrt(v) + eps
   o.l2 = r.get_double("l2", o.l2, 0.0, kInf);
   o.clip_norm = r.get_double("clip_norm", o.clip_norm, 0.0, kInf);
-  o.schedule = r.get_string("schedule", o.schedule, {"constant", "step", "exponential", "cosine"});
+  o.schedule = r.get_choice("schedule", o.schedule);
   o.decay_epochs = r.get_int("decay_epochs", o.decay_epochs, 1, 1 << 20);
   o.decay_factor = r.get_double_above("decay_factor", o.decay_factor, 0.0, 1.0);
   o.min_lr = r.get_double("min_lr", o.min_lr, 0.0, kInf);
@@ -105,23 +104,22 @@ void read_train(TableReader& root, const std::string& where, TrainConfig& t) {
   t.max_steps = r.get_int("max_steps", t.max_steps, 0, kMaxInt);
   t.seed = static_cast<uint64_t>(r.get_int("seed", static_cast<int64_t>(t.seed), 0, kMaxInt));
   t.progress = r.get_bool("progress", t.progress);
-  t.nonfinite = r.get_string("nonfinite", t.nonfinite, {"stop", "skip"});
-  t.keep = r.get_string("keep", t.keep, {"last", "best"});
-  t.keep_metric =
-      r.get_string("keep_metric", t.keep_metric, {"val_loss", "val_accuracy", "val_f1"});
+  t.nonfinite = r.get_choice("nonfinite", t.nonfinite);
+  t.keep = r.get_choice("keep", t.keep);
+  t.keep_metric = r.get_choice("keep_metric", t.keep_metric);
   t.patience = r.get_int("patience", t.patience, 0, 1 << 20);
   r.finish();
 }
 
 void read_distributed(TableReader& root, const std::string& where, DistributedConfig& d) {
   TableReader r(root.get_table("distributed"), where + ": distributed");
-  d.mode = r.get_string("mode", d.mode, {"sync", "downpour", "dcasgd"});
+  d.mode = r.get_choice("mode", d.mode);
   d.bucket_mb = r.get_double("bucket_mb", d.bucket_mb, 1e-6, 2048.0);
   d.shared_memory = r.get_bool("shared_memory", d.shared_memory);
-  d.compression = r.get_string("compression", d.compression, {"none", "bf16", "fp16"});
+  d.compression = r.get_choice("compression", d.compression);
   d.sync_every = r.get_int("sync_every", d.sync_every, 1, kMaxInt);
   d.local_warmup_steps = r.get_int("local_warmup_steps", d.local_warmup_steps, 0, kMaxInt);
-  d.outer = r.get_string("outer", d.outer, {"average", "nesterov"});
+  d.outer = r.get_choice("outer", d.outer);
   d.outer_lr = r.get_double_above("outer_lr", d.outer_lr, 0.0, 1e3);
   d.outer_momentum = r.get_double("outer_momentum", d.outer_momentum, 0.0, 0.999999);
   d.servers = r.get_int("servers", d.servers, 1, 1 << 20);
@@ -159,8 +157,9 @@ void read_checkpoint(TableReader& root, const std::string& where, CheckpointConf
 // Settings of different sections that contradict each other, or that would change nothing,
 // are refused rather than silently ignored.
 void check_across_sections(const Config& c, const std::string& where) {
-  if (c.distributed.async() && (c.optimizer.name != "sgd" || c.optimizer.momentum != 0)) {
-    throw Error(where + ": distributed.mode = \"" + c.distributed.mode +
+  if (c.distributed.async() &&
+      (c.optimizer.name != OptimizerKind::kSgd || c.optimizer.momentum != 0)) {
+    throw Error(where + ": distributed.mode = \"" + word(c.distributed.mode) +
                 "\" applies plain SGD on the servers: set optimizer.name = \"sgd\" and "
                 "optimizer.momentum = 0");
   }
@@ -185,14 +184,14 @@ void check_across_sections(const Config& c, const std::string& where) {
                   "\"sync\", sync_every = 1, compression = \"none\")");
     if (c.train.batch % k != 0)
       throw Error(head + " does not divide train.batch = " + std::to_string(c.train.batch));
-    if (c.run.backend == "cuda")
+    if (c.run.backend == Backend::kCuda)
       throw Error(head + " runs on the CPU backends only (run.backend = \"cuda\")");
     if (c.profile.enabled)
       throw Error(head +
                   " cannot be profiled yet: its K/N passes a step would each record "
                   "every layer (set profile.enabled = false)");
   }
-  if (c.distributed.mode == "sync" && c.distributed.sync_every == 1 &&
+  if (c.distributed.mode == DistMode::kSync && c.distributed.sync_every == 1 &&
       (c.distributed.outer != defaults.outer ||
        c.distributed.local_warmup_steps != defaults.local_warmup_steps)) {
     throw Error(where + ": distributed." +
@@ -200,20 +199,21 @@ void check_across_sections(const Config& c, const std::string& where) {
                 " applies to local SGD: set distributed.sync_every to the steps between "
                 "averages (> 1)");
   }
-  if (c.distributed.outer == "average" &&
+  if (c.distributed.outer == OuterStep::kAverage &&
       (c.distributed.outer_lr != defaults.outer_lr ||
        c.distributed.outer_momentum != defaults.outer_momentum)) {
     throw Error(where + ": distributed." +
                 (c.distributed.outer_lr != defaults.outer_lr ? "outer_lr" : "outer_momentum") +
                 " is the Nesterov outer step's: set distributed.outer = \"nesterov\"");
   }
-  if (c.distributed.mode == "dcasgd" && c.distributed.outer != defaults.outer) {
+  if (c.distributed.mode == DistMode::kDcAsgd && c.distributed.outer != defaults.outer) {
     throw Error(where +
                 ": distributed.outer = \"nesterov\" on a parameter server is asynchronous "
                 "DiLoCo with distributed.mode = \"downpour\" (DC-ASGD has its own rule)");
   }
-  if (!c.data.has_validation() && (c.train.keep == "best" || c.train.patience > 0)) {
-    throw Error(where + (c.train.keep == "best" ? ": train.keep = \"best\"" : ": train.patience") +
+  if (!c.data.has_validation() && (c.train.keep == Keep::kBest || c.train.patience > 0)) {
+    throw Error(where +
+                (c.train.keep == Keep::kBest ? ": train.keep = \"best\"" : ": train.patience") +
                 " needs a validation split: set data.validation_fraction or data.validation_file");
   }
   for (const LayerConfig& lc : c.model.layers) {

@@ -14,19 +14,11 @@ bool cuda_backend_built() {
 #endif
 }
 
-std::string gemm_library(const std::string& backend, const KernelChoices& choices) {
-  if (backend == "onednn") return choices.gemm == GemmChoice::kBlas ? "OpenBLAS" : "oneDNN";
-  if (backend == "cuda") return "cuBLAS";
+std::string gemm_library(Backend backend, const KernelChoices& choices) {
+  if (backend == Backend::kOneDnn) return choices.gemm == GemmChoice::kBlas ? "OpenBLAS" : "oneDNN";
+  if (backend == Backend::kCuda) return "cuBLAS";
   return "loops";
 }
-
-Precision parse_precision(const std::string& name) {
-  if (name == "f32") return Precision::kF32;
-  if (name == "bf16") return Precision::kBf16;
-  throw Error("run.precision = \"" + name + "\" is not one of: f32, bf16");
-}
-
-const char* precision_name(Precision p) { return p == Precision::kBf16 ? "bf16" : "f32"; }
 
 void DenseKernel::backward_writing(const float*, const float*, const float*, float*, float*,
                                    float*) {
@@ -39,25 +31,23 @@ std::string block_name(int64_t block, int64_t channels) {
   return "blocks of " + std::to_string(block);
 }
 
-std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank,
+std::unique_ptr<KernelFactory> make_kernel_factory(Backend backend, int local_rank,
                                                    Precision precision,
                                                    const KernelChoices& choices) {
-  if (backend == "onednn") return make_onednn_kernels(precision, choices);
-  if (precision != Precision::kF32 && (backend == "reference" || backend == "cuda"))
-    throw Error("run.precision = \"" + std::string(precision_name(precision)) +
-                "\" needs run.backend = \"onednn\" (the " + backend + " backend computes in f32)");
-  if (backend == "reference") return make_reference_kernels();
-  if (backend == "cuda") {
+  if (backend == Backend::kOneDnn) return make_onednn_kernels(precision, choices);
+  if (precision != Precision::kF32)
+    throw Error("run.precision = \"" + std::string(word(precision)) +
+                "\" needs run.backend = \"onednn\" (the " + word(backend) +
+                " backend computes in f32)");
+  if (backend == Backend::kReference) return make_reference_kernels();
 #ifdef HPDL_HAVE_CUDA
-    return make_cuda_kernels(local_rank, choices);
+  return make_cuda_kernels(local_rank, choices);
 #else
-    (void)local_rank;
-    throw Error(
-        "run.backend = \"cuda\": this hpdl was built without the CUDA backend "
-        "(configure with -DHPDL_CUDA=ON on a machine with nvcc and cuBLAS)");
+  (void)local_rank;
+  throw Error(
+      "run.backend = \"cuda\": this hpdl was built without the CUDA backend "
+      "(configure with -DHPDL_CUDA=ON on a machine with nvcc and cuBLAS)");
 #endif
-  }
-  throw Error("unknown backend '" + backend + "' (known: onednn, reference, cuda)");
 }
 
 }  // namespace hpdl

@@ -19,17 +19,17 @@ LrSchedule::LrSchedule(const OptimizerConfig& cfg, const TrainConfig& train,
     : cfg_(cfg),
       steps_per_epoch_(std::max<int64_t>(steps_per_epoch, 1)),
       total_steps_(last_step(train, steps_per_epoch_)),
-      constant_(cfg.schedule == "constant" && cfg.warmup_steps == 0) {}
+      constant_(cfg.schedule == Schedule::kConstant && cfg.warmup_steps == 0) {}
 
 double LrSchedule::at(int64_t steps_taken) const {
   if (constant_) return cfg_.lr;
   const int64_t epoch = steps_taken / steps_per_epoch_;
   double lr = cfg_.lr;
-  if (cfg_.schedule == "step") {
+  if (cfg_.schedule == Schedule::kStep) {
     lr *= std::pow(cfg_.decay_factor, static_cast<double>(epoch / cfg_.decay_epochs));
-  } else if (cfg_.schedule == "exponential") {
+  } else if (cfg_.schedule == Schedule::kExponential) {
     lr *= std::pow(cfg_.decay_factor, static_cast<double>(epoch));
-  } else if (cfg_.schedule == "cosine") {
+  } else if (cfg_.schedule == Schedule::kCosine) {
     const int64_t span = std::max<int64_t>(total_steps_ - cfg_.warmup_steps, 1);
     const double p =
         std::clamp(static_cast<double>(steps_taken - cfg_.warmup_steps) / span, 0.0, 1.0);

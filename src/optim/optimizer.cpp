@@ -66,7 +66,7 @@ OptimizerState Adam::state() { return {&m_.device(), {{"m", m_.span()}, {"v", v_
 
 std::unique_ptr<Optimizer> make_optimizer(VectorOps& ops, Device& device,
                                           const OptimizerConfig& cfg, int64_t num_params) {
-  if (cfg.name == "adam") {
+  if (cfg.name == OptimizerKind::kAdam) {
     return std::make_unique<Adam>(ops, device, num_params, float(cfg.lr), float(cfg.beta1),
                                   float(cfg.beta2), float(cfg.eps));
   }

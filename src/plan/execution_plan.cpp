@@ -33,8 +33,8 @@ void add_operations(const Layer& l, const std::string& name, std::vector<Planned
 ExecutionPlan plan_of(const Model& model, const RunConfig& run) {
   ExecutionPlan p;
   p.backend = model.kernels_name();
-  p.gemm = gemm_library(p.backend, run.kernels);
-  p.precision = run.precision;
+  p.gemm = gemm_library(run.backend, run.kernels);
+  p.precision = word(run.precision);
   p.overrides = kernel_choices_text(run.kernels);
   p.one_thread = model.one_thread();
   for (size_t i = 0; i < model.num_layers(); ++i)

@@ -48,7 +48,7 @@ AccuracyRisk accuracy_risk(const StepProfile& p, int ranks) {
   AccuracyRisk r;
   if (!p.async()) {
     const double f = epoch_steps > 0 ? double(p.sync_every) / epoch_steps : -1;
-    const bool nesterov = p.outer == "nesterov";
+    const bool nesterov = p.outer == OuterStep::kNesterov;
     if (p.sync_every > 1) {
       r.level = nesterov ? by_share(f, 0.05, 0.5) : by_share(f, 0.01, 0.5);
       r.why = "each rank takes " + std::to_string(p.sync_every) + " steps alone" +
@@ -77,11 +77,11 @@ AccuracyRisk accuracy_risk(const StepProfile& p, int ranks) {
   } else {
     r.level = staleness;
     r.why = "stale gradients (about " + std::to_string(stale) + " updates per push)" +
-            (p.mode == "dcasgd" ? ", delay-compensated" : "");
+            (p.mode == DistMode::kDcAsgd ? ", delay-compensated" : "");
   }
-  if (!p.optimizer.empty() && p.optimizer != "sgd") {
+  if (p.optimizer && *p.optimizer != OptimizerKind::kSgd) {
     r.level = Risk::kHigh;
-    r.why += "; the run trains with " + p.optimizer +
+    r.why += std::string("; the run trains with ") + word(*p.optimizer) +
              ", the servers apply plain SGD (the launch line sets " + kSgdRateSet +
              ": check it for this model)";
   }

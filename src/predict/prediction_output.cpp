@@ -22,11 +22,12 @@ std::string range(const Prediction& r) {
 std::string prediction_table(const StepProfile& p, const std::vector<Prediction>& rows) {
   char line[512];
   if (p.async()) {
-    std::string out = "predicted from " + p.name + " (" + p.mode + ", " + std::to_string(p.ranks) +
-                      " rank(s), " + std::to_string(p.servers) + " server(s), batch " +
-                      std::to_string(p.global_batch) + " per worker, n_fetch " +
-                      std::to_string(p.n_fetch) + ", n_push " + std::to_string(p.n_push) + ")\n";
-    if (p.mode == "dcasgd")
+    std::string out = "predicted from " + p.name + " (" + word(p.mode) + ", " +
+                      std::to_string(p.ranks) + " rank(s), " + std::to_string(p.servers) +
+                      " server(s), batch " + std::to_string(p.global_batch) +
+                      " per worker, n_fetch " + std::to_string(p.n_fetch) + ", n_push " +
+                      std::to_string(p.n_push) + ")\n";
+    if (p.mode == DistMode::kDcAsgd)
       out +=
           "note: DC-ASGD takes Downpour's path (the server applies the rule) and is costed "
           "alike; validated for Downpour only\n";

@@ -37,7 +37,7 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
   // compensation and mean squares), one copy per pull, at the calibrated reduction rate on
   // the server's share of a core.
   const double core_share = o.cores_per_host > 0 ? std::min(1.0, o.cores_per_host) : 1.0;
-  const double passes = p.mode == "dcasgd" ? 3.0 : 1.0;
+  const double passes = p.mode == DistMode::kDcAsgd ? 3.0 : 1.0;
   const double core = shard * (passes / p.n_push + 1.0 / p.n_fetch) / (net.reduce_Bps * core_share);
   // Per worker step, each server is three stations: its incoming link (the deposits), its
   // outgoing link (the pulled copies) and its core. A worker visits every server's.

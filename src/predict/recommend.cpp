@@ -14,26 +14,24 @@ Candidate sync_variant(const StepProfile& m, int64_t h, bool nesterov, bool bf16
   c.profile = m;
   c.profile.sync_every = h;
   c.profile.wire_bytes = bf16 ? 2 : 4;
-  c.profile.outer = nesterov ? "nesterov" : "average";
+  c.profile.outer = nesterov ? OuterStep::kNesterov : OuterStep::kAverage;
   c.name = h == 1 ? "sync" : (nesterov ? "diloco H=" : "local SGD H=") + std::to_string(h);
   if (bf16) c.name += " bf16";
   c.sets.push_back("distributed.sync_every=" + std::to_string(h));
   c.sets.push_back(std::string("distributed.compression=\"") + (bf16 ? "bf16" : "none") + "\"");
-  if (h > 1)
-    c.sets.push_back(std::string("distributed.outer=\"") + (nesterov ? "nesterov" : "average") +
-                     "\"");
+  if (h > 1) c.sets.push_back(std::string("distributed.outer=\"") + word(c.profile.outer) + "\"");
   return c;
 }
 
-// mode "downpour" | "dcasgd"; h > 1: asynchronous DiLoCo (downpour, pulling and pushing
+// mode downpour or dcasgd; h > 1: asynchronous DiLoCo (downpour, pulling and pushing
 // every h steps, the server's outer Nesterov step).
-Candidate ps_variant(const StepProfile& m, const std::string& mode, int h = 1) {
+Candidate ps_variant(const StepProfile& m, DistMode mode, int h = 1) {
   Candidate c;
-  c.name = h > 1 ? "async diloco H=" + std::to_string(h) : mode;
+  c.name = h > 1 ? "async diloco H=" + std::to_string(h) : word(mode);
   c.profile = m;
   StepProfile& p = c.profile;
   p.mode = mode, p.servers = 1, p.n_fetch = p.n_push = h, p.sync_every = 1, p.wire_bytes = 4;
-  p.outer = h > 1 ? "nesterov" : "average";
+  p.outer = h > 1 ? OuterStep::kNesterov : OuterStep::kAverage;
   // A worker trains on the run's whole batch: the profiled batch-proportional parts scaled
   // from the rank's local batch to it.
   double forward = 0, backward = 0;
@@ -42,11 +40,11 @@ Candidate ps_variant(const StepProfile& m, const std::string& mode, int h = 1) {
   const double scale = double(m.global_batch) / double(m.local_batch);
   p.worker_compute_s = (m.data_s + forward + m.loss_s + backward) * scale + m.update_s + m.other_s;
   p.local_batch = m.global_batch;
-  c.sets = {"distributed.mode=\"" + mode + "\"", "distributed.servers=1", "optimizer.name=\"sgd\"",
-            "optimizer.momentum=0"};
+  c.sets = {"distributed.mode=\"" + std::string(word(mode)) + "\"", "distributed.servers=1",
+            "optimizer.name=\"sgd\"", "optimizer.momentum=0"};
   // The servers apply plain SGD: a run with another optimizer gets an SGD rate with the
   // switch, so the printed line trains as launched (its rate is no SGD rate).
-  if (!m.optimizer.empty() && m.optimizer != "sgd") c.sets.push_back(kSgdRateSet);
+  if (m.optimizer && *m.optimizer != OptimizerKind::kSgd) c.sets.push_back(kSgdRateSet);
   if (h > 1)
     c.sets.insert(c.sets.end(),
                   {"distributed.n_fetch=" + std::to_string(h),
@@ -68,7 +66,7 @@ int risk_tier(const Recommendation& r) {
 }  // namespace
 
 std::vector<Candidate> training_candidates(const StepProfile& measured) {
-  HPDL_REQUIRE(!measured.async(), measured.name + " is a " + measured.mode +
+  HPDL_REQUIRE(!measured.async(), measured.name + " is a " + word(measured.mode) +
                                       " run: --recommend starts from a profiled synchronous run");
   std::vector<Candidate> out;
   out.push_back(sync_variant(measured, 1, false, false));
@@ -78,9 +76,9 @@ std::vector<Candidate> training_candidates(const StepProfile& measured) {
     out.push_back(sync_variant(measured, h, true, false));
     out.push_back(sync_variant(measured, h, true, true));
   }
-  out.push_back(ps_variant(measured, "downpour"));
-  out.push_back(ps_variant(measured, "dcasgd"));
-  for (int h : {16, 64}) out.push_back(ps_variant(measured, "downpour", h));
+  out.push_back(ps_variant(measured, DistMode::kDownpour));
+  out.push_back(ps_variant(measured, DistMode::kDcAsgd));
+  for (int h : {16, 64}) out.push_back(ps_variant(measured, DistMode::kDownpour, h));
   return out;
 }
 
@@ -148,7 +146,7 @@ std::string recommendation_report(const StepProfile& measured,
          std::to_string(best.at.ranks) + " ranks (" + std::to_string(best.at.hosts) +
          " hosts): " + best.at.bottleneck + "\n";
   if (best.candidate->profile.async()) {
-    out += "  sbatch:  HPDL_PS_MODE=" + best.candidate->profile.mode +
+    out += "  sbatch:  HPDL_PS_MODE=" + std::string(word(best.candidate->profile.mode)) +
            " HPDL_SERVERS=1 sbatch -N " + std::to_string(best.at.hosts) + " -n " +
            std::to_string(best.at.ranks) + " jobs/train_ps.sbatch " + config + sets + "\n";
   } else {

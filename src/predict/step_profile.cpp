@@ -51,8 +51,8 @@ StepProfile read_ps_profile(const std::string& dir, const Config& cfg, const nlo
   }
   if (compute.empty()) throw Error(steps.path() + ": no recorded worker step");
   p.worker_compute_s = median(compute), p.worker_rma_s = median(rma);
-  p.param_bytes =
-      build_model(cfg.model, p.local_batch, "reference")->num_params() * int64_t(sizeof(float));
+  p.param_bytes = build_model(cfg.model, p.local_batch, Backend::kReference)->num_params() *
+                  int64_t(sizeof(float));
   return p;
 }
 
@@ -70,7 +70,7 @@ StepProfile read_profile(const std::string& dir) {
   if (m.contains("cpu") && m["cpu"].is_object())
     p.cores_per_rank = m["cpu"].value("cores_per_rank", 0.0);
   if (cfg.distributed.async()) return read_ps_profile(dir, cfg, m, p);
-  p.wire_bytes = cfg.distributed.compression == "none" ? 4 : 2;
+  p.wire_bytes = cfg.distributed.compression == Compression::kNone ? 4 : 2;
   p.sync_every = cfg.distributed.sync_every;
   p.shared_memory = cfg.distributed.shared_memory;
   p.ranks = m.at("ranks").get<int>();
@@ -98,7 +98,7 @@ StepProfile read_profile(const std::string& dir) {
   p.data_s = median(data), p.loss_s = median(loss), p.update_s = median(update);
   p.other_s = median(other);
   // The trainer's own bucket layout, from the model the config builds.
-  const auto model = build_model(cfg.model, p.local_batch, "reference");
+  const auto model = build_model(cfg.model, p.local_batch, Backend::kReference);
   const std::vector<Range> ranges = model->layer_ranges();
   if (ranges.size() != p.layers.size())
     throw Error(layers.path() + ": " + std::to_string(p.layers.size()) +

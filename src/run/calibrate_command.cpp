@@ -24,7 +24,7 @@ namespace {
 // Every rank's ceilings, through the CPU backend, as training would share the node.
 void measure_compute(const Comm& comm, Calibration& c) {
   auto kernels =
-      make_kernel_factory("onednn", 0, Precision::kF32, kernel_choices_from_environment());
+      make_kernel_factory(Backend::kOneDnn, 0, Precision::kF32, kernel_choices_from_environment());
   RankCeilings r = measure_rank_ceilings(comm, *kernels);
   c.gemm_flops_per_s = std::move(r.gemm_flops_per_s);
   c.memory_Bps = std::move(r.memory_Bps);

@@ -56,7 +56,7 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets, i
     const Config cfg = load_config(config, sets);
     // Shapes on the reference backend, which runs everywhere: a GPU config is checked on a
     // login node without a GPU; whether its backend runs here is reported on its own line.
-    const auto model = build_model(cfg.model, cfg.train.batch, "reference");
+    const auto model = build_model(cfg.model, cfg.train.batch, Backend::kReference);
     const DataSplits splits = open_splits(cfg);
     // The job-size checks train makes on each rank, here for every rank of the job.
     if (ranks == 0) ranks = minimum_ranks(cfg);
@@ -77,11 +77,11 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets, i
               std::to_string(split->size()) + " samples";
     }
     std::printf("ok: %s: %lld parameters, %s on %d rank(s)%s\n", config.c_str(),
-                static_cast<long long>(model->num_params()), cfg.distributed.mode.c_str(), ranks,
+                static_cast<long long>(model->num_params()), word(cfg.distributed.mode), ranks,
                 data.c_str());
     const std::string why_not = backend_unavailable(cfg.run);
     std::printf(
-        "backend %s (%s): %s\n", cfg.run.backend.c_str(), cfg.run.precision.c_str(),
+        "backend %s (%s): %s\n", word(cfg.run.backend), word(cfg.run.precision),
         why_not.empty() ? "runs here" : ("not available on this machine: " + why_not).c_str());
     // The plan train would run, where its backend runs here: its kernels choose at bind from
     // the shapes at the local batch, so the model is built again on that backend.

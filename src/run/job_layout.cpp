@@ -23,7 +23,7 @@ int64_t check_job_layout(const Config& cfg, const H5Split& train, int rank, int 
     return cfg.train.batch / shards;  // a pass runs one shard
   }
   const auto& d = cfg.distributed;
-  HPDL_REQUIRE(ranks >= 2, "distributed.mode = \"" + d.mode +
+  HPDL_REQUIRE(ranks >= 2, "distributed.mode = \"" + std::string(word(d.mode)) +
                                "\" needs at least 2 ranks (1 server and 1 worker), got " +
                                std::to_string(ranks));
   HPDL_REQUIRE(d.servers < ranks, "distributed.servers = " + std::to_string(d.servers) +

@@ -34,13 +34,13 @@ std::string sync_variant(const DistributedConfig& d) {
     out = " | local SGD: average every " + std::to_string(d.sync_every) + " steps" +
           (d.local_warmup_steps ? " after " + std::to_string(d.local_warmup_steps) + " sync steps"
                                 : "") +
-          (d.outer == "nesterov" ? ", Nesterov outer step lr " + fmt("%g", d.outer_lr) +
-                                       " momentum " + fmt("%g", d.outer_momentum)
-                                 : "");
+          (d.outer == OuterStep::kNesterov ? ", Nesterov outer step lr " + fmt("%g", d.outer_lr) +
+                                                 " momentum " + fmt("%g", d.outer_momentum)
+                                           : "");
   }
-  if (d.compression != "none")
+  if (d.compression != Compression::kNone)
     out += " | " + (d.sync_every > 1 ? std::string("changes") : std::string("gradients")) + " in " +
-           d.compression + " with error feedback";
+           word(d.compression) + " with error feedback";
   return out;
 }
 }  // namespace
@@ -83,8 +83,10 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
   dir_.log(std::string("hpdl ") + kVersion + " (" + kGitHash + ") | " + std::to_string(ranks) +
            " ranks x " + std::to_string(omp_get_max_threads()) + " threads | backend " +
            model.kernels_name() +
-           (cfg.run.precision == "f32" ? "" : " (" + cfg.run.precision + ")") + " | " +
-           std::to_string(model.num_params()) + " parameters");
+           (cfg.run.precision == Precision::kF32
+                ? ""
+                : " (" + std::string(word(cfg.run.precision)) + ")") +
+           " | " + std::to_string(model.num_params()) + " parameters");
   dir_.log("train: " + std::to_string(train.size()) + " samples " + Shape{cfg.model.input}.str() +
            " from " + train.where() +
            (validation
@@ -94,13 +96,15 @@ RunReport::RunReport(RunDir& dir, nlohmann::json manifest, const Config& cfg, co
            (test ? " | test: " + std::to_string(test->size()) + " from " + test->where() : ""));
   const auto& d = cfg.distributed;
   const std::string batch =
-      d.async() ? " per worker | " + d.mode + ": " + std::to_string(d.servers) + " server(s), " +
-                      std::to_string(ranks - d.servers) + " workers"
+      d.async() ? " per worker | " + std::string(word(d.mode)) + ": " + std::to_string(d.servers) +
+                      " server(s), " + std::to_string(ranks - d.servers) + " workers"
                 : " (" + std::to_string(local_batch) + " on rank 0)" + sync_variant(d);
   dir_.log(
-      "batch " + std::to_string(cfg.train.batch) + batch + " | optimizer " + cfg.optimizer.name +
-      " lr " + fmt("%g", cfg.optimizer.lr) +
-      (cfg.optimizer.schedule != "constant" ? " " + cfg.optimizer.schedule : "") +
+      "batch " + std::to_string(cfg.train.batch) + batch + " | optimizer " +
+      word(cfg.optimizer.name) + " lr " + fmt("%g", cfg.optimizer.lr) +
+      (cfg.optimizer.schedule != Schedule::kConstant
+           ? " " + std::string(word(cfg.optimizer.schedule))
+           : "") +
       (cfg.optimizer.warmup_steps ? " warm-up " + std::to_string(cfg.optimizer.warmup_steps) : "") +
       " | " + std::to_string(cfg.train.epochs) + " epochs | model buffers ~" +
       fmt("%.1f", model.estimated_bytes() / 1048576.0) + " MiB per rank");
@@ -240,7 +244,7 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<WorkerRepo
   dir_.write_atomically("ps_workers.csv", csv.str());
   dir_.write_atomically("staleness.csv", hist.str());
   const auto& d = cfg.distributed;
-  dir_.log(d.mode + ": " + std::to_string(d.servers) + " server(s), " +
+  dir_.log(word(d.mode) + std::string(": ") + std::to_string(d.servers) + " server(s), " +
            std::to_string(workers.size()) + " workers, n_fetch " + std::to_string(d.n_fetch) +
            ", n_push " + std::to_string(d.n_push) + " | staleness mean " + fmt("%.2f", mean) +
            ", p95 " + std::to_string(p95) + " | push+pull " + fmt("%.1f", 100 * rma) +
@@ -336,12 +340,13 @@ void RunReport::finish(Model& model, const FinalModel& final_model,
                                  ? "test accuracy " + fmt("%.4f", final_model.test_accuracy) +
                                        ", weighted F1 " + fmt("%.4f", final_model.test_f1)
                                  : "train loss " + fmt("%.4f", last.train_loss) + " (no test set)";
-  const std::string chosen = train_.keep == "best"
+  const std::string chosen = train_.keep == Keep::kBest
                                  ? " | model of epoch " + std::to_string(final_model.epoch) +
-                                       " (best " + train_.keep_metric + ")"
+                                       " (best " + word(train_.keep_metric) + ")"
                                  : "";
   const std::string early = final_model.stopped_early
-                                ? " (stopped early: no better " + train_.keep_metric + " in " +
+                                ? " (stopped early: no better " +
+                                      std::string(word(train_.keep_metric)) + " in " +
                                       std::to_string(train_.patience) + " epochs)"
                                 : "";
   dir_.log("final: " + result + chosen + " after " + std::to_string(last.epoch) + " epochs (" +

@@ -102,7 +102,7 @@ LayerTable print_layer_table(const TimeArgs& args, const Config& cfg, Model& mod
       "hpdl time: %s | batch %lld | backend %s (GEMM: %s, %s) | %lld warm-up + %lld timed "
       "iterations%s\n",
       args.config.c_str(), (long long)cfg.train.batch, model.kernels_name().c_str(),
-      gemm_library(model.kernels_name(), cfg.run.kernels).c_str(), cfg.run.precision.c_str(),
+      gemm_library(cfg.run.backend, cfg.run.kernels).c_str(), word(cfg.run.precision),
       (long long)args.warmup, (long long)args.iterations,
       args.synthetic ? " | synthetic data" : "");
   std::printf("%-16s %-10s %12s %10s %12s %10s %9s\n", "layer", "kind", "forward ms", "p95",
@@ -157,7 +157,7 @@ void write_time_run(const TimeArgs& args, const Config& cfg, Model& model, const
                              {"ranks", 1},
                              {"threads_per_rank", omp_get_max_threads()},
                              {"backend", cfg.run.backend},
-                             {"gemm", gemm_library(model.kernels_name(), cfg.run.kernels)},
+                             {"gemm", gemm_library(cfg.run.backend, cfg.run.kernels)},
                              {"precision", cfg.run.precision},
                              {"mode", args.synthetic ? "hpdl time, synthetic data" : "hpdl time"},
                              {"machine", machine_json(model.device().name())},

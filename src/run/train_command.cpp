@@ -58,7 +58,7 @@ struct TrainSetup {
   std::unique_ptr<Checkpoint> from;  // the checkpoint this run continues, on every rank
   std::string resumed_from;          // rank 0: its file
   std::string fallback_reason;       // rank 0: why --resume took checkpoint.prev.h5 ("" if not)
-  WaitChoice wait;                   // run.wait as this rank decided it
+  ChosenWait wait;                   // run.wait as this rank decided it
 };
 
 // Rank 0: the checkpoint to continue from, or null (--resume without any checkpoint starts

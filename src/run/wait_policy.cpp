@@ -6,12 +6,12 @@
 
 namespace hpdl {
 
-WaitChoice choose_wait(const std::string& wait, const Comm& comm, int threads) {
+ChosenWait choose_wait(WaitChoice wait, const Comm& comm, int threads) {
   const int on_node = comm.node_size();  // collective: every rank asks
-  WaitChoice c;
-  if (wait != "auto") {
-    c.policy.sleep = wait == "sleep";
-    c.why = wait + ": run.wait";
+  ChosenWait c;
+  if (wait != WaitChoice::kAuto) {
+    c.policy.sleep = wait == WaitChoice::kSleep;
+    c.why = std::string(word(wait)) + ": run.wait";
     return c;
   }
   const CpuAllowance cpu = this_process_cpu();

@@ -79,8 +79,8 @@ Checkpoint checkpoint_identity(const Config& cfg, const Model& model, int ranks)
   Checkpoint c;
   for (const auto& s : model.segments())
     c.model += (c.model.empty() ? "" : ";") + s.name + ":" + std::to_string(s.size);
-  c.mode = cfg.distributed.mode;
-  c.optimizer = cfg.optimizer.name;
+  c.mode = word(cfg.distributed.mode);
+  c.optimizer = word(cfg.optimizer.name);
   c.ranks = ranks;
   c.servers = cfg.distributed.async() ? cfg.distributed.servers : 0;
   c.batch = cfg.train.batch;

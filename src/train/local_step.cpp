@@ -17,7 +17,7 @@ LocalStep::LocalStep(const TrainerConfig& cfg, const Comm& comm, Model& model, H
       schedule_(cfg.optimizer, cfg.train, steps_per_epoch),
       decayed_(model.decayed_ranges()),
       optimizer_(make_optimizer(model.ops(), model.device(), cfg.optimizer, model.num_params())),
-      guard_(cfg.train.nonfinite == "skip", comm, watchdog) {}
+      guard_(cfg.train.nonfinite == NonFinite::kSkip, comm, watchdog) {}
 
 double LocalStep::gradients(std::span<const int64_t> rows, int64_t step, float loss_scale,
                             const std::function<void(size_t)>& on_layer_done,

@@ -11,11 +11,11 @@ constexpr const char* kBestParams = "keep.best_params";
 }
 
 ModelSelector::ModelSelector(const TrainConfig& cfg, int64_t num_params)
-    : cfg_(cfg), best_params_(cfg.keep == "best" ? static_cast<size_t>(num_params) : 0) {}
+    : cfg_(cfg), best_params_(cfg.keep == Keep::kBest ? static_cast<size_t>(num_params) : 0) {}
 
 double ModelSelector::metric(const EpochStats& st) const {
-  if (cfg_.keep_metric == "val_accuracy") return st.val_accuracy;
-  if (cfg_.keep_metric == "val_f1") return st.val_f1;
+  if (cfg_.keep_metric == KeepMetric::kValAccuracy) return st.val_accuracy;
+  if (cfg_.keep_metric == KeepMetric::kValF1) return st.val_f1;
   return -st.val_loss;  // lower is better
 }
 

@@ -10,10 +10,17 @@
 
 namespace hpdl {
 namespace {
+// distributed.compression: the 16-bit format gradients or changes travel in (none: f32).
+std::optional<HalfFormat> half_format(Compression c) {
+  if (c == Compression::kBf16) return HalfFormat::kBf16;
+  if (c == Compression::kFp16) return HalfFormat::kFp16;
+  return std::nullopt;
+}
+
 LocalSgdSettings local_sgd(const DistributedConfig& d) {
   LocalSgdSettings s;
   s.every = d.sync_every, s.warmup_steps = d.local_warmup_steps;
-  s.nesterov = d.outer == "nesterov";
+  s.nesterov = d.outer == OuterStep::kNesterov;
   s.outer_lr = d.outer_lr, s.outer_momentum = d.outer_momentum;
   s.wire = half_format(d.compression);
   return s;

@@ -108,9 +108,10 @@ class OuterNesterov final : public UpdateRule {
 
 std::unique_ptr<UpdateRule> make_update_rule(const DistributedConfig& dist, int workers, int64_t n,
                                              VectorOps& ops) {
-  if (dist.mode == "dcasgd") return std::make_unique<DcAsgd>(dist, workers, n, ops);
-  HPDL_REQUIRE(dist.mode == "downpour", "no update rule for distributed.mode '" + dist.mode + "'");
-  if (dist.outer == "nesterov") return std::make_unique<OuterNesterov>(dist, workers, n);
+  if (dist.mode == DistMode::kDcAsgd) return std::make_unique<DcAsgd>(dist, workers, n, ops);
+  HPDL_REQUIRE(dist.mode == DistMode::kDownpour,
+               std::string("no update rule for distributed.mode '") + word(dist.mode) + "'");
+  if (dist.outer == OuterStep::kNesterov) return std::make_unique<OuterNesterov>(dist, workers, n);
   return std::make_unique<Downpour>(ops);
 }
 

@@ -62,7 +62,7 @@ TEST(Config, DefaultsAndOverrides) {
       load_config(write_config("ok", kMinimal),
                   {"optimizer.lr=0.5", "optimizer.name=adam", "train.batch=7", "run.name=\"x y\""});
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.5);
-  EXPECT_EQ(c.optimizer.name, "adam");
+  EXPECT_EQ(c.optimizer.name, OptimizerKind::kAdam);
   EXPECT_EQ(c.train.batch, 7);
   EXPECT_EQ(c.train.epochs, 1);
   EXPECT_EQ(c.run.name, "x y");
@@ -134,7 +134,7 @@ TEST(Config, UnknownLayerTypeAndLayerKey) {
   Config c = load_config(
       write_config("layer", std::string(kMinimal) + "[[model.layers]]\ntype = \"dense2\"\n"), {});
   try {
-    build_model(c.model, 2, "reference");
+    build_model(c.model, 2, Backend::kReference);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unknown layer type 'dense2'"), std::string::npos);
@@ -145,7 +145,7 @@ TEST(Config, UnknownLayerTypeAndLayerKey) {
                                                "[[model.layers]]\ntype = \"relu\"\nunits = 3\n"),
                   {});
   try {
-    build_model(c2.model, 2, "reference");
+    build_model(c2.model, 2, Backend::kReference);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unknown key 'units'"), std::string::npos);
@@ -155,7 +155,7 @@ TEST(Config, UnknownLayerTypeAndLayerKey) {
 TEST(Config, ModelOutputMustMatchClasses) {
   Config c = load_config(write_config("classes", kMinimal), {"model.classes=4"});
   try {
-    build_model(c.model, 2, "reference");
+    build_model(c.model, 2, Backend::kReference);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("model.classes = 4"), std::string::npos);
@@ -167,7 +167,7 @@ TEST(Config, EveryShippedConfigLoadsAndBuilds) {
     if (entry.path().extension() != ".toml") continue;
     SCOPED_TRACE(entry.path().string());
     const Config c = load_config(entry.path().string(), {});
-    EXPECT_GT(build_model(c.model, 2, "onednn")->num_params(), 0);
+    EXPECT_GT(build_model(c.model, 2, Backend::kOneDnn)->num_params(), 0);
   }
 }
 

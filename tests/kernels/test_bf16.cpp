@@ -99,16 +99,16 @@ TEST_F(Bf16Kernels, FactoryReportsItsPrecision) {
 }
 
 TEST(Bf16Refusals, OtherBackendsAndNamesAreRefused) {
-  EXPECT_EQ(parse_precision("bf16"), Precision::kBf16);
-  EXPECT_EQ(parse_precision("f32"), Precision::kF32);
+  EXPECT_EQ(parse_word<Precision>("bf16", "run.precision"), Precision::kBf16);
+  EXPECT_EQ(parse_word<Precision>("f32", "run.precision"), Precision::kF32);
   try {
-    parse_precision("fp16");
+    parse_word<Precision>("fp16", "run.precision");
     FAIL() << "fp16 accepted";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "run.precision = \"fp16\" is not one of: f32, bf16");
   }
   try {
-    make_kernel_factory("reference", 0, Precision::kBf16);
+    make_kernel_factory(Backend::kReference, 0, Precision::kBf16);
     FAIL() << "bf16 on the reference backend accepted";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),

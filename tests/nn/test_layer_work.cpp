@@ -95,7 +95,7 @@ TEST(LayerWork, BranchesSumTheirChainsAndTheJoin) {
 TEST(LayerWork, LenetIterationByHand) {
   const Config cfg =
       load_config(std::string(HPDL_SOURCE_DIR) + "/inputs/lenet_fashion_mnist.toml", {});
-  auto model = build_model(cfg.model, 128, "reference");
+  auto model = build_model(cfg.model, 128, Backend::kReference);
   double fwd = 0, bwd = 0;
   for (size_t i = 0; i < model->num_layers(); ++i) {
     fwd += model->layer_work(i).forward.flops;
@@ -116,7 +116,7 @@ TEST(LayerWork, LenetIterationByHand) {
 TEST(LayerWork, ALayerAfterOnlyViewsCountsNoInputGradient) {
   const Config cfg =
       load_config(std::string(HPDL_SOURCE_DIR) + "/inputs/mlp_fashion_mnist.toml", {});
-  auto model = build_model(cfg.model, 32, "reference");
+  auto model = build_model(cfg.model, 32, Backend::kReference);
   ASSERT_EQ(model->layer(0).kind(), "flatten");
   ASSERT_EQ(model->layer(1).kind(), "dense");
   // dense1 32 x 784 -> 64: dw and db only; dense2 64 -> 64 computes its dx as well.
@@ -129,7 +129,7 @@ TEST(LayerWork, ALayerAfterOnlyViewsCountsNoInputGradient) {
 // backward; the layers after the first with parameters do write theirs.
 TEST(LayerWork, ALayerAfterOnlyParameterFreeLayersCountsNoInputGradient) {
   const Config cfg = load_config(std::string(HPDL_SOURCE_DIR) + "/inputs/har_2x2.toml", {});
-  auto model = build_model(cfg.model, 4, "reference");
+  auto model = build_model(cfg.model, 4, Backend::kReference);
   ASSERT_EQ(model->layer(0).kind(), "dropout");
   const double without = model->layer(1).work(false).backward.flops;
   EXPECT_LT(without, model->layer(1).work(true).backward.flops);

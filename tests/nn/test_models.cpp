@@ -31,7 +31,7 @@ TEST_P(ModelGradient, TinyHar2x2) {
   const Config cfg = load_config(path, {});
   std::filesystem::remove(path);
   const int64_t batch = 3;
-  auto model = build_model(cfg.model, batch, GetParam());
+  auto model = build_model(cfg.model, batch, parse_word<Backend>(GetParam(), "backend"));
   model->init_params(4);
   // 2 residual layers x (sum + norm) between the dropouts, and named nested parameters.
   EXPECT_EQ(model->num_layers(), 8u);

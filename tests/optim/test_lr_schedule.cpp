@@ -11,7 +11,7 @@ using namespace hpdl;
 namespace {
 OptimizerConfig schedule(const std::string& name, double lr = 1.0) {
   OptimizerConfig o;
-  o.schedule = name;
+  o.schedule = parse_word<Schedule>(name, "optimizer.schedule");
   o.lr = lr;
   return o;
 }
@@ -69,7 +69,7 @@ TEST(LrSchedule, LinearWarmUpInFrontOfAnySchedule) {
   EXPECT_DOUBLE_EQ(c.at(2), 0.15);
   EXPECT_DOUBLE_EQ(c.at(3), 0.2);
   EXPECT_DOUBLE_EQ(c.at(4), 0.2);
-  o.schedule = "cosine";  // the cosine starts where warm-up ends
+  o.schedule = Schedule::kCosine;  // the cosine starts where warm-up ends
   const LrSchedule w(o, epochs(2), 10);
   EXPECT_DOUBLE_EQ(w.at(3), 0.2);
   EXPECT_DOUBLE_EQ(w.at(4), 0.2);

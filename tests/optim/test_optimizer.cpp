@@ -33,13 +33,13 @@ TEST(Optim, StateLivesOnTheBackendsDevice) {
   auto ops = make_reference_vector_ops();
   StagedDevice device(0);
   OptimizerConfig cfg;
-  cfg.name = "adam";
+  cfg.name = OptimizerKind::kAdam;
   auto adam = make_optimizer(*ops, device, cfg, 10);
   EXPECT_EQ(device.allocated, 2 * 10 * sizeof(float));  // m and v
   const OptimizerState s = adam->state();
   EXPECT_EQ(s.device, &device);
   ASSERT_EQ(s.buffers.size(), 2u);
-  cfg.name = "sgd", cfg.momentum = 0.9;
+  cfg.name = OptimizerKind::kSgd, cfg.momentum = 0.9;
   EXPECT_EQ(make_optimizer(*ops, device, cfg, 10)->state().device, &device);
   EXPECT_EQ(device.allocated, 3 * 10 * sizeof(float));  // + the velocity
 }

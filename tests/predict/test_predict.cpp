@@ -148,7 +148,7 @@ TEST(Predict, ClosedNetworkByHand) {
 // compute.
 TEST(Predict, ParameterServerServedProtocolByHand) {
   StepProfile p;
-  p.mode = "downpour";
+  p.mode = DistMode::kDownpour;
   p.servers = 1, p.n_fetch = 1, p.n_push = 1;
   p.param_bytes = 4'000'000;
   p.global_batch = p.local_batch = 32;
@@ -185,10 +185,10 @@ TEST(Predict, ParameterServerServedProtocolByHand) {
               0.010 + 2 * 0.001 * (0.5 + 0.25) + 0.401 * (0.5 + 0.25) + 0.004 * (0.5 + 0.25), 1e-9);
   EXPECT_NEAR(predict_step(p, net, 5, o).staleness, 3 * 3 / 8.0, 1e-12);
   // DC-ASGD: three passes over a deposit on the server's core.
-  p.n_fetch = p.n_push = 1, p.mode = "dcasgd";
+  p.n_fetch = p.n_push = 1, p.mode = DistMode::kDcAsgd;
   EXPECT_NEAR(predict_step(p, net, 2, o).step_s, one_cycle + 2 * 0.004, 1e-9);
   // A host with a quarter of a core computes, applies and copies 4x slower.
-  p.mode = "downpour", o.cores_per_host = 0.25;
+  p.mode = DistMode::kDownpour, o.cores_per_host = 0.25;
   EXPECT_NEAR(predict_step(p, net, 2, o).step_s, 0.010 / 0.25 + 4 * 0.001 + 0.802 + 0.032, 1e-9);
   o.cores_per_host = 0;
   // Two servers of 4 MB shards: a worker visits both.
@@ -306,7 +306,7 @@ TEST(Predict, AccuracyRiskGrades) {
             "Nesterov step");
   // A run with Adam: the server would apply its rate to plain SGD.
   StepProfile adam = p;
-  adam.optimizer = "adam";
+  adam.optimizer = OptimizerKind::kAdam;
   const std::vector<Candidate> with_adam = training_candidates(adam);
   const AccuracyRisk dp = accuracy_risk(with_adam[11].profile, 2);
   EXPECT_EQ(with_adam[11].name, "downpour");
@@ -380,7 +380,7 @@ TEST(Predict, RecommendRanksEveryCandidateAtEveryRankCount) {
       << report;
   // The parameter server alone: its sbatch line; from an Adam run, with an SGD rate.
   StepProfile adam = p;
-  adam.optimizer = "adam";
+  adam.optimizer = OptimizerKind::kAdam;
   const std::vector<Candidate> with_adam = training_candidates(adam);
   const std::vector<Candidate> ps_only(with_adam.begin() + 11, with_adam.end());
   report =
@@ -396,7 +396,7 @@ TEST(Predict, RecommendRanksEveryCandidateAtEveryRankCount) {
   for (const std::string& set : cands[11].sets)
     EXPECT_EQ(set.find("optimizer.lr"), std::string::npos) << set;
   StepProfile ps = p;
-  ps.mode = "downpour";
+  ps.mode = DistMode::kDownpour;
   EXPECT_THROW(training_candidates(ps), std::exception);
 }
 

@@ -11,12 +11,13 @@ namespace hpdl {
 
 inline KernelChoices env_kernels() { return kernel_choices_from_environment(); }
 inline std::unique_ptr<KernelFactory> test_kernels(const std::string& backend) {
-  return make_kernel_factory(backend, 0, Precision::kF32, env_kernels());
+  return make_kernel_factory(parse_word<Backend>(backend, "backend"), 0, Precision::kF32,
+                             env_kernels());
 }
 inline std::unique_ptr<KernelFactory> onednn_kernels(Precision p = Precision::kF32) {
   return make_onednn_kernels(p, env_kernels());
 }
 // "oneDNN" or, under HPDL_GEMM=blas, "OpenBLAS".
-inline std::string onednn_gemm() { return gemm_library("onednn", env_kernels()); }
+inline std::string onednn_gemm() { return gemm_library(Backend::kOneDnn, env_kernels()); }
 
 }  // namespace hpdl

@@ -256,7 +256,7 @@ TEST(OneWorkerSchedule, AsynchronousDilocoEqualsOneRankDiloco) {
       train_single(load_config(path, {"distributed.sync_every=2", "distributed.outer=\"nesterov\"",
                                       "distributed.outer_lr=0.5"}));
   EXPECT_LT(max_diff(async.params, local), 1e-5) << "rank " << world.rank();
-  auto fresh = build_model(load_config(path, {}).model, 1, "onednn");
+  auto fresh = build_model(load_config(path, {}).model, 1, Backend::kOneDnn);
   fresh->init_params(3);
   EXPECT_GT(max_diff(local, {fresh->params().begin(), fresh->params().end()}), 1e-3);
 

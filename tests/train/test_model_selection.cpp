@@ -33,7 +33,7 @@ void set_params(Model& m, float value) {
 
 TEST(ModelSelection, KeepBestPicksTheBestEpochAndPatienceStops) {
   TrainConfig t;
-  t.keep = "best", t.patience = 2;
+  t.keep = Keep::kBest, t.patience = 2;
   auto m = two_param_model();
   ModelSelector sel(t, m->num_params());
   const double losses[] = {1.0, 0.5, 0.7, 0.5, 0.4};
@@ -51,7 +51,7 @@ TEST(ModelSelection, KeepBestPicksTheBestEpochAndPatienceStops) {
 
 TEST(ModelSelection, AccuracyIsMaximisedAndLastKeepsTheLastModel) {
   TrainConfig t;
-  t.keep = "best", t.keep_metric = "val_accuracy";
+  t.keep = Keep::kBest, t.keep_metric = KeepMetric::kValAccuracy;
   auto m = two_param_model();
   ModelSelector best(t, m->num_params());
   const std::vector<EpochStats> h = {validated(1, 0.3, 0.8), validated(2, 0.2, 0.9),

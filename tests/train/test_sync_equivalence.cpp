@@ -251,7 +251,7 @@ TEST(DeviceChoice, EachRankOfANodeTakesItsOwnGpu) {
   Comm world(MPI_COMM_WORLD);
   Watchdog watchdog(60, world.rank());
   RunConfig gpu;
-  gpu.backend = "cuda";
+  gpu.backend = Backend::kCuda;
   const int r = node_device_rank(gpu, world, watchdog);
   EXPECT_EQ(r, world.rank());
   std::set<std::string> taken;
@@ -265,7 +265,7 @@ TEST(DeviceChoice, EachRankOfANodeTakesItsOwnGpu) {
 TEST(GradientReducer, BucketsAreLayerAligned) {
   Comm world(MPI_COMM_WORLD);
   const Config cfg = load_config(prepare(world), {});
-  auto model = build_model(cfg.model, 2, "reference");
+  auto model = build_model(cfg.model, 2, Backend::kReference);
   Watchdog watchdog(60, world.rank());
   EXPECT_EQ(
       GradientReducer(world, model->device(), model->grads(), model->layer_ranges(), 1, watchdog)

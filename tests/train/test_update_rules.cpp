@@ -14,8 +14,8 @@ namespace {
 
 DistributedConfig diloco(double outer_lr, double momentum) {
   DistributedConfig d;
-  d.mode = "downpour";
-  d.outer = "nesterov";
+  d.mode = DistMode::kDownpour;
+  d.outer = OuterStep::kNesterov;
   d.outer_lr = outer_lr;
   d.outer_momentum = momentum;
   return d;
@@ -72,7 +72,7 @@ TEST(UpdateRules, OneWorkerIsThePlainNesterovOuterStep) {
 TEST(UpdateRules, OuterRateOfTheWorkersWithoutMomentumIsDownpour) {
   auto ops = make_cpu_vector_ops();
   DistributedConfig plain;
-  plain.mode = "downpour";
+  plain.mode = DistMode::kDownpour;
   auto diloco_rule = make_update_rule(diloco(2.0, 0.0), 2, 3, *ops);
   auto downpour = make_update_rule(plain, 2, 3, *ops);
   std::vector<float> a = {1, -2, 3}, b = a;

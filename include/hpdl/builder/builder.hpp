@@ -17,8 +17,7 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch, const 
                                    int local_rank = 0);
 // The same on `backend` in f32, with what the environment sets of run.kernels (HPDL_GEMM):
 // tests and the counting of parameters.
-std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
-                                   const std::string& backend);
+std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch, Backend backend);
 // The same with the backend made by `kernels` (tests: a backend on a test device).
 std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
                                    const std::function<std::unique_ptr<KernelFactory>()>& kernels);

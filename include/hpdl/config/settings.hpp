@@ -5,14 +5,11 @@
 #include <cstdint>
 #include <string>
 
+#include "hpdl/config/choices.hpp"
+
 namespace hpdl {
 
-// What run.kernels forces on the kernels (docs/configuration.md#runkernels); kAuto leaves the
-// choice to the rules (the kernels' fits() conditions on shape and CPU). Read by config.
-enum class GemmChoice { kAuto, kOneDnn, kBlas };         // dense and conv products (onednn)
-enum class ConvLayoutChoice { kAuto, kBlocked, kNhwc };  // oneDNN convolutions' layout
-enum class ConvIsaChoice { kAuto, kAvx2, kNative };      // oneDNN's AVX2 or first-choice kernels
-enum class PoolChoice { kAuto, kOneDnn };                // kAuto: hpdl's block pool where it fits
+// What run.kernels forces on the kernels (choices.hpp). Read by config.
 struct KernelChoices {
   GemmChoice gemm = GemmChoice::kAuto;
   ConvLayoutChoice conv_layout = ConvLayoutChoice::kAuto;
@@ -30,17 +27,17 @@ struct RunConfig {
   bool overwrite = false;              // replace a completed run of the same name
   // The one device choice: "onednn" | "reference" (CPU) | "cuda" (GPU). The config key
   // run.device = "gpu" | "cpu" is a shorthand that sets it.
-  std::string backend = "onednn";
+  Backend backend = Backend::kOneDnn;
   double watchdog_s = 600;  // bound on any wait for other ranks; 0 = off
   // How a rank waits for others (comm/comm.hpp's IdlePolicy): "spin" (test back to back),
   // "sleep" (after 100 us of tests, sleep between them), "auto" (sleep where this host's
   // CPU is budgeted by a cgroup quota or its ranks' threads outnumber its cores, else spin).
-  std::string wait = "auto";
+  WaitChoice wait = WaitChoice::kAuto;
   // "f32" | "bf16": the arithmetic of dense and conv layers (kernels.hpp, Precision); bf16
   // only on the onednn backend on a CPU with AVX512_BF16 or AMX-BF16.
-  std::string precision = "f32";
+  Precision precision = Precision::kF32;
   KernelChoices kernels;  // run.kernels
-  bool on_gpu() const { return backend == "cuda"; }
+  bool on_gpu() const { return backend == Backend::kCuda; }
   bool operator==(const RunConfig&) const = default;
 };
 
@@ -57,7 +54,7 @@ struct DataConfig {
 };
 
 struct OptimizerConfig {
-  std::string name = "sgd";  // "sgd" | "adam"
+  OptimizerKind name = OptimizerKind::kSgd;
   double lr = 0.01;
   double momentum = 0.0;                          // SGD
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam
@@ -65,7 +62,7 @@ struct OptimizerConfig {
   double clip_norm = 0.0;                         // clip gradients to this global norm; 0 = off
   // Learning-rate schedule (optim/lr_schedule.hpp): "constant" | "step" | "exponential" |
   // "cosine", with a linear warm-up over the first warmup_steps updates.
-  std::string schedule = "constant";
+  Schedule schedule = Schedule::kConstant;
   int64_t decay_epochs = 10;  // step: decay every this many epochs
   double decay_factor = 0.1;  // step, exponential: multiply by this per decay
   double min_lr = 0.0;        // cosine: the floor
@@ -81,30 +78,30 @@ struct TrainConfig {
   bool progress = true;  // live progress line on a terminal
   // A step whose gradient holds NaN/Inf: "stop" (end the run naming step, layer, rank;
   // nothing non-finite is ever applied or checkpointed) or "skip" (no update; counted).
-  std::string nonfinite = "stop";
+  NonFinite nonfinite = NonFinite::kStop;
   // The model a run ends with: "last" (after the last epoch) or "best" (the epoch with the
   // best validation `keep_metric`); the test split is then evaluated once, on it.
-  std::string keep = "last";
-  std::string keep_metric = "val_loss";  // "val_loss" | "val_accuracy" | "val_f1"
+  Keep keep = Keep::kLast;
+  KeepMetric keep_metric = KeepMetric::kValLoss;
   int64_t patience = 0;  // stop after this many epochs without a better keep_metric; 0 = off
   bool operator==(const TrainConfig&) const = default;
 };
 
 struct DistributedConfig {
-  std::string mode = "sync";  // "sync" | "downpour" | "dcasgd"
+  DistMode mode = DistMode::kSync;
   double bucket_mb = 0.25;  // sync: gradient allreduce bucket size (MiB); buckets overlap backward
   // Sync: when every rank shares one node, sum the f32 gradients through a shared-memory
   // window (dist/grad_reducer.hpp) rather than MPI's allreduce.
   bool shared_memory = true;
   // Sync: what travels in 16 bits with error feedback ("bf16" | "fp16"; "none": f32): the
   // gradient buckets, or with sync_every > 1 the parameter changes.
-  std::string compression = "none";
+  Compression compression = Compression::kNone;
   // Sync: local SGD, H local steps between parameter averages (1: every step synchronous),
   // after local_warmup_steps synchronous steps; the outer step "average" or "nesterov"
   // (DiLoCo) with outer_lr and outer_momentum.
   int64_t sync_every = 1;
   int64_t local_warmup_steps = 0;
-  std::string outer = "average";
+  OuterStep outer = OuterStep::kAverage;
   double outer_lr = 0.7;
   double outer_momentum = 0.9;
   // Parameter-server modes: ranks 0..servers-1 hold the shards, the others are workers.
@@ -121,7 +118,7 @@ struct DistributedConfig {
   // summed in shard order (Comm::ordered_sum), so every rank count dividing K computes the
   // same bits (0: off, each rank's gradient summed by MPI).
   int64_t virtual_shards = 0;
-  bool async() const { return mode != "sync"; }
+  bool async() const { return mode != DistMode::kSync; }
   bool operator==(const DistributedConfig&) const = default;
 };
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "hpdl/config/choices.hpp"
+
 namespace hpdl {
 
 class TableReader {
@@ -25,6 +27,11 @@ class TableReader {
   bool get_bool(const std::string& key, std::optional<bool> def);
   std::string get_string(const std::string& key, std::optional<std::string> def,
                          const std::vector<std::string>& allowed = {});
+  // A word of ChoiceWords<E> (choices.hpp) as its enum; any other word is refused naming them.
+  template <class E>
+  E get_choice(const std::string& key, E def) {
+    return *from_word<E>(get_string(key, std::string(word(def)), all_words<E>()));
+  }
   std::vector<int64_t> get_int_list(const std::string& key, std::optional<std::vector<int64_t>> def,
                                     int64_t min);
   // A sub-table (nullptr if absent); marks the key as read.

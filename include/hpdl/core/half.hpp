@@ -7,19 +7,10 @@
 #pragma once
 #include <bit>
 #include <cstdint>
-#include <optional>
-#include <string>
 
 namespace hpdl {
 
 enum class HalfFormat { kBf16, kFp16 };
-
-// "bf16" | "fp16" -> the format; anything else ("none") -> nothing: f32 on the wire.
-inline std::optional<HalfFormat> half_format(const std::string& compression) {
-  if (compression == "bf16") return HalfFormat::kBf16;
-  if (compression == "fp16") return HalfFormat::kFp16;
-  return std::nullopt;
-}
 
 inline uint16_t to_bf16(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);

@@ -21,15 +21,6 @@
 
 namespace hpdl {
 
-// The arithmetic of dense and conv products. kBf16: inputs and weights rounded to bfloat16
-// inside the kernel, products accumulated and written in f32 (outputs, gradients and the
-// model's weights stay f32); only the oneDNN backend on a CPU with bf16 instructions has
-// it (run.precision, make_kernel_factory). Other kernels always compute in f32.
-enum class Precision { kF32, kBf16 };
-// "f32" | "bf16"; throws Error naming anything else.
-Precision parse_precision(const std::string& name);
-const char* precision_name(Precision p);
-
 // What a kernel chose at construction among its ways to compute (a layout, the library's
 // kernels), and why (its candidate table's reason, kernels/candidates.hpp), in words for the
 // execution plan; an empty kernel where it has one way.
@@ -354,13 +345,12 @@ class KernelFactory {
   virtual Device& device() = 0;
 };
 
-// "reference", "onednn" or "cuda"; throws Error for an unknown or unavailable backend (a
-// build without CUDA, or no CUDA device) or a precision it cannot compute here (bf16 on
-// another backend, with run.kernels.gemm = "blas", or on a CPU without AVX512_BF16 /
-// AMX-BF16). local_rank, the rank's index among the ranks of its node, picks the GPU
-// (local_rank modulo the node's GPUs); CPU backends ignore it. choices: run.kernels (what the
-// config forces; the backend ignores the keys that are not its own).
-std::unique_ptr<KernelFactory> make_kernel_factory(const std::string& backend, int local_rank = 0,
+// Throws Error for an unavailable backend (a build without CUDA, or no CUDA device) or a precision
+// it cannot compute here (bf16 on another backend, with run.kernels.gemm = "blas", or on a CPU
+// without AVX512_BF16 / AMX-BF16). local_rank, the rank's index among the ranks of its node, picks
+// the GPU (local_rank modulo the node's GPUs); CPU backends ignore it. choices: run.kernels (what
+// the config forces; the backend ignores the keys that are not its own).
+std::unique_ptr<KernelFactory> make_kernel_factory(Backend backend, int local_rank = 0,
                                                    Precision precision = Precision::kF32,
                                                    const KernelChoices& choices = {});
 std::unique_ptr<KernelFactory> make_reference_kernels();
@@ -372,6 +362,6 @@ std::unique_ptr<KernelFactory> make_cuda_kernels(int local_rank, const KernelCho
 bool cuda_backend_built();
 // The library whose GEMM runs BACKEND's dense and conv layers here: "oneDNN" or, with
 // choices.gemm = blas, "OpenBLAS" for onednn; "cuBLAS"; "loops" (reference).
-std::string gemm_library(const std::string& backend, const KernelChoices& choices = {});
+std::string gemm_library(Backend backend, const KernelChoices& choices = {});
 
 }  // namespace hpdl

@@ -3,8 +3,11 @@
 // trainer's gradient buckets, and for parameter-server runs the workers' steps.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "hpdl/config/choices.hpp"
 
 namespace hpdl {
 
@@ -22,10 +25,10 @@ struct StepProfile {
   std::vector<double> compute_s;       // per recorded (rank, step): wall minus communication
   std::vector<int64_t> bucket_bytes;   // in the order they start (last layers first)
   std::vector<int> bucket_last_layer;  // the layer whose backward completes each bucket
-  // Parameter-server runs: mode "downpour" | "dcasgd" ("sync" otherwise), servers, the
+  // Parameter-server runs: mode downpour or dcasgd (sync otherwise), servers, the
   // pull and push periods in steps, the parameters' bytes, and the workers' median step
   // compute (wall minus pulls and pushes) and pull + push time, at the profile's rank count.
-  std::string mode = "sync";
+  DistMode mode = DistMode::kSync;
   int servers = 0, n_fetch = 1, n_push = 1;
   int64_t param_bytes = 0;
   double worker_compute_s = 0, worker_rma_s = 0;
@@ -36,14 +39,14 @@ struct StepProfile {
   // distributed.shared_memory: ranks that all share one host sum f32 gradients through
   // shared memory (after backward) rather than MPI's allreduce.
   bool shared_memory = true;
-  std::string outer = "average";  // local SGD's outer step: "average" | "nesterov"
-  std::string optimizer;          // the run's optimizer.name ("": unknown)
-  int64_t train_samples = 0;      // the run's training split (0: unknown, older manifests)
+  OuterStep outer = OuterStep::kAverage;   // local SGD's outer step
+  std::optional<OptimizerKind> optimizer;  // the run's optimizer.name (none: unknown)
+  int64_t train_samples = 0;               // the run's training split (0: unknown, older manifests)
   // The cores each profiled rank had (manifest "cpu": its host's cgroup quota or cores over
   // the ranks there, at most its affinity); 0: not recorded (older manifests: a full core
   // per thread is assumed).
   double cores_per_rank = 0;
-  bool async() const { return mode != "sync"; }
+  bool async() const { return mode != DistMode::kSync; }
 };
 
 // Error naming the file and field at fault.

@@ -7,17 +7,18 @@
 #include <string>
 
 #include "hpdl/comm/comm.hpp"
+#include "hpdl/config/choices.hpp"
 
 namespace hpdl {
 
-struct WaitChoice {
+struct ChosenWait {
   IdlePolicy policy;
   std::string why;  // "sleep: the host's CPU has a quota of 0.125 cores", "spin: run.wait"
 };
 
-// Collective (it counts the ranks of this node). wait: "spin" | "sleep" | "auto" (sleep
+// Collective (it counts the ranks of this node). wait: spin, sleep or auto (sleep
 // where this process has a cgroup CPU quota, or this node's ranks x threads outnumber the
 // cores this process may use; else spin).
-WaitChoice choose_wait(const std::string& wait, const Comm& comm, int threads);
+ChosenWait choose_wait(WaitChoice wait, const Comm& comm, int threads);
 
 }  // namespace hpdl
