@@ -68,6 +68,18 @@ std::pair<int, int> Comm::node_rank_and_size() const {
   return {r, n};
 }
 
+void Comm::node_or(std::vector<uint8_t>& bytes) const {
+  HPDL_REQUIRE(bytes.size() <= size_t(INT_MAX), "a node-wide or of more than INT_MAX bytes");
+  MPI_Comm node = MPI_COMM_NULL;
+  HPDL_CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int rc = MPI_Iallreduce(MPI_IN_PLACE, bytes.data(), int(bytes.size()), MPI_BYTE, MPI_BOR,
+                                node, &request);
+  if (rc == MPI_SUCCESS) wait_all(1, &request);
+  MPI_Comm_free(&node);
+  HPDL_CHECK_MPI(rc);
+}
+
 void Comm::bound_waits_by(Watchdog* w) {
   watchdog_ = w;
   if (w) w->relay_failures(relay_);

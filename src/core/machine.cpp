@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -62,12 +63,23 @@ double quota_in(const std::string& root, std::string rel, bool v2) {
 
 }  // namespace
 
+int cores_in(const std::vector<uint8_t>& mask) {
+  int n = 0;
+  for (uint8_t b : mask) n += std::popcount(b);
+  return n;
+}
+
 CpuAllowance this_process_cpu() {
   CpuAllowance a;
   cpu_set_t set;
-  a.affinity_cores = sched_getaffinity(0, sizeof set, &set) == 0
-                         ? CPU_COUNT(&set)
-                         : int(sysconf(_SC_NPROCESSORS_ONLN));
+  if (sched_getaffinity(0, sizeof set, &set) != 0) {  // every online core
+    CPU_ZERO(&set);
+    for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; ++c) CPU_SET(c, &set);
+  }
+  a.affinity_cores = CPU_COUNT(&set);
+  a.affinity.assign(CPU_SETSIZE / 8, 0);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) a.affinity[c / 8] |= uint8_t(1u << (c % 8));
   std::ifstream in("/proc/self/cgroup");
   for (std::string line; std::getline(in, line);) {
     // "ID:CONTROLLERS:PATH": v1's cpu controller ("cpu" or "cpu,cpuacct"), or v2's "0::PATH".

@@ -15,18 +15,27 @@ ChosenWait choose_wait(WaitChoice wait, const Comm& comm, int threads) {
     return c;
   }
   const CpuAllowance cpu = this_process_cpu();
+  // The cores the node's ranks may use between them: ranks bound to a core each (mpirun's
+  // default for a few ranks) each see one, and together see them all.
+  std::vector<uint8_t> node_mask = cpu.affinity;
+  comm.node_or(node_mask);  // collective: every rank asks
+  const int node_cores = cores_in(node_mask);
   char why[160];
   if (cpu.quota_cores > 0) {
     c.policy.sleep = true;
     std::snprintf(why, sizeof why, "sleep: this host's CPU has a quota of %.3g cores",
                   cpu.quota_cores);
-  } else if (on_node * threads > cpu.affinity_cores) {
+  } else if (threads > cpu.affinity_cores) {
+    c.policy.sleep = true;
+    std::snprintf(why, sizeof why, "sleep: %d threads on this rank's %d cores", threads,
+                  cpu.affinity_cores);
+  } else if (on_node * threads > node_cores) {
     c.policy.sleep = true;
     std::snprintf(why, sizeof why, "sleep: %d ranks x %d threads on %d cores", on_node, threads,
-                  cpu.affinity_cores);
+                  node_cores);
   } else {
     std::snprintf(why, sizeof why, "spin: %d ranks x %d threads on %d cores", on_node, threads,
-                  cpu.affinity_cores);
+                  node_cores);
   }
   c.why = why;
   return c;

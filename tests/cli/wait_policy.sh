@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run.wait: a rank that sleeps between its tests while it waits trains the same bits as one
 # that spins (2 ranks, sync); the manifest says which each run used and why; "auto" sleeps
-# where the ranks outnumber the cores (4 ranks x 2 threads here, on at most a few cores)
-# and the choice is one of three.
+# where the ranks outnumber the cores (4 ranks x 2 threads here, on at most a few cores),
+# and spins where ranks bound to a core each have the cores between them (mpirun's default
+# binding for 2 ranks: each rank sees one core, the node's ranks see two).
 # Usage: wait_policy.sh MPIRUN HPDL FIXTURES
 source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/wait
@@ -16,4 +17,10 @@ grep -q '"wait": "sleep: run.wait"' "$out/sleep/manifest.json"
 $mpirun -np 4 -x OMP_NUM_THREADS=2 "$hpdl" "${run[@]}" --set run.name=auto >/dev/null
 grep -Eq '"wait": "sleep: 4 ranks x 2 threads on [0-9]+ cores"' "$out/auto/manifest.json" ||
   { echo "FAIL: auto did not sleep with 8 threads: $(grep '"wait"' "$out/auto/manifest.json")"; exit 1; }
-echo "PASS: sleeping and spinning ranks train the same bits; auto sleeps where threads outnumber cores"
+if [ "$(nproc)" -ge 2 ]; then
+  ${mpirun% --bind-to none} --bind-to core -np 2 -x OMP_NUM_THREADS=1 "$hpdl" "${run[@]}" \
+    --set run.name=bound >/dev/null
+  grep -q '"wait": "spin: 2 ranks x 1 threads on [0-9]* cores"' "$out/bound/manifest.json" ||
+    { echo "FAIL: auto did not spin with 2 ranks bound to a core each: $(grep '"wait"' "$out/bound/manifest.json")"; exit 1; }
+fi
+echo "PASS: sleeping and spinning ranks train the same bits; auto sleeps where threads outnumber cores, spins where ranks are bound apart"

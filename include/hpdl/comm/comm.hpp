@@ -52,6 +52,9 @@ class Comm {
   int node_rank() const { return node_rank_and_size().first; }
   // Collective: how many ranks of this communicator share this rank's node.
   int node_size() const { return node_rank_and_size().second; }
+  // Collective among the ranks that share this rank's node (bounded like every wait): each
+  // byte replaced by the bitwise or of it over those ranks.
+  void node_or(std::vector<uint8_t>& bytes) const;
 
   // The job's agreed ending when one rank fails alone (set by run_under_mpi; may be null).
   void relay_failures_through(FailureRelay* relay) { relay_ = relay; }

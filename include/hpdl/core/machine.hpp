@@ -1,7 +1,9 @@
 // The machine a process runs on, as a report names it: the CPU's model, the widest vector
 // ISA it offers, and its online cores. Read from /proc/cpuinfo (Linux, x86-64 and arm64).
 #pragma once
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hpdl {
 
@@ -20,8 +22,11 @@ Machine this_machine();
 // real host's is its cores.
 struct CpuAllowance {
   int affinity_cores = 0;
+  std::vector<uint8_t> affinity;  // the mask: bit c % 8 of byte c / 8 set where core c is in it
   double quota_cores = 0;
 };
+// The cores a mask (CpuAllowance::affinity) holds.
+int cores_in(const std::vector<uint8_t>& mask);
 CpuAllowance this_process_cpu();
 
 }  // namespace hpdl

@@ -16,9 +16,10 @@ struct ChosenWait {
   std::string why;  // "sleep: the host's CPU has a quota of 0.125 cores", "spin: run.wait"
 };
 
-// Collective (it counts the ranks of this node). wait: spin, sleep or auto (sleep
-// where this process has a cgroup CPU quota, or this node's ranks x threads outnumber the
-// cores this process may use; else spin).
+// Collective (it counts the ranks of this node and their cores). wait: spin, sleep or auto
+// (sleep where this process has a cgroup CPU quota, its threads outnumber the cores it may
+// use, or this node's ranks x threads outnumber the cores they may use between them; else
+// spin).
 ChosenWait choose_wait(WaitChoice wait, const Comm& comm, int threads);
 
 }  // namespace hpdl
