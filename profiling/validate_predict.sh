@@ -15,6 +15,9 @@
 # cluster (a parameter-server profile on 2 ranks), predict takes the cores per host from the
 # calibration, no point is oversubscribed, and measured steps are means (under a quota a few
 # steps absorb the throttled time).
+# Each point's forecast comes with its range (prediction.csv's step_s_low/high): the table
+# says whether the measured step lies inside it and what share of the recorded steps do.
+# TABLE_OUT=FILE appends the points to FILE (profiling/validate_grid.sh collects them).
 # SAVE=DIR keeps the calibrations, the profiles and the measured table there, so that the
 # predictions can be made again without the cluster (`hpdl predict DIR/runs/M_profile
 # --network DIR/net_RATE.json --ranks H`).
@@ -93,30 +96,16 @@ for rate in $rates; do
       [ -n "$budget" ] || per_host=(--cores-per-host "$(/usr/bin/python3 -c "print(min(1.0, $cores / $h))")")
       build/hpdl predict "$work/runs/${model}_profile" --network "$work/net_$rate.json" --ranks "$h" \
         "${per_host[@]}" --out "$work/pred_${model}_${rate}_$h" >/dev/null
-      predicted=$(/usr/bin/python3 -c "import csv; print(next(csv.DictReader(open('$work/pred_${model}_${rate}_$h/prediction.csv')))['step_s'])")
-      echo "$model $rate $h $measured $predicted" >>"$table"
+      read -r predicted low high < <(/usr/bin/python3 -c "import csv; r = next(csv.DictReader(open('$work/pred_${model}_${rate}_$h/prediction.csv'))); print(r['step_s'], r['step_s_low'], r['step_s_high'])")
+      inside=$(/usr/bin/python3 profiling/median_step.py "$work/runs/${model}_$h" "$s" inside "$low" "$high")
+      echo "$model $rate $h $measured $predicted $low $high $inside ${budget:-none}" >>"$table"
     done
   done
 done
+[ -z "${TABLE_OUT:-}" ] || cat "$table" >>"$TABLE_OUT"
 if [ -n "$save" ]; then
   mkdir -p "$save/runs"
   cp "$table" "$work"/net_*.json "$save/"
   cp -r "$work"/runs/*_profile "$save/runs/"
 fi
-/usr/bin/python3 - "$table" "$cores" "$budget" <<'PY'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
-cores = int(sys.argv[2])
-budget = sys.argv[3]
-if budget:
-    print(f"\neach emulated host: a budget of {budget} core")
-print(f"\n{'model':16} {'link':8} {'hosts':>5} {'measured ms':>12} {'predicted ms':>13} {'error':>8}")
-errs = []
-for model, rate, h, m, p in rows:
-    m, p, h = float(m), float(p), int(h)
-    e = (p - m) / m
-    errs.append(abs(e))
-    note = "  (oversubscribed: %d ranks on %d cores)" % (h, cores) if h > cores and not budget else ""
-    print(f"{model:16} {rate:8} {h:5d} {1e3*m:12.2f} {1e3*p:13.2f} {100*e:+7.1f}%{note}")
-print(f"\nmedian |error| {100*statistics.median(errs):.1f}%, worst {100*max(errs):.1f}% over {len(errs)} points")
-PY
+/usr/bin/python3 profiling/predict_errors.py "$cores" "$table"

@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""The table and summary of hpdl predict against measured runs, from the points that
+validate_predict.sh writes (one a line: model link hosts measured_s predicted_s low_s
+high_s share_of_steps_inside budget).
+
+Usage: predict_errors.py CORES TABLE [TABLE ...]
+Prints each point (the error of the forecast, whether the measured step lies inside the
+forecast's range, the share of recorded steps inside it), then the median and worst
+|error|, the share of points and of steps inside the range, and the same per budget.
+CORES: this machine's cores; unbudgeted points with more hosts than cores share them
+(marked oversubscribed).
+"""
+import statistics
+import sys
+
+cores = int(sys.argv[1])
+rows = []
+for path in sys.argv[2:]:
+    rows += [l.split() for l in open(path) if l.strip()]
+print(f"\n{'model':16} {'link':8} {'budget':>6} {'hosts':>5} {'measured ms':>12} "
+      f"{'predicted ms':>13} {'range ms':>17} {'error':>8} {'in':>3} {'steps in':>8}")
+points = []
+for model, rate, h, m, p, lo, hi, share, budget in rows:
+    m, p, lo, hi, share, h = float(m), float(p), float(lo), float(hi), float(share), int(h)
+    e = (p - m) / m
+    inside = lo <= m <= hi
+    points.append((budget, abs(e), inside, share))
+    note = f"  (oversubscribed: {h} ranks on {cores} cores)" if budget == "none" and h > cores else ""
+    rng = f"{1e3 * lo:.2f}-{1e3 * hi:.2f}"
+    print(f"{model:16} {rate:8} {budget:>6} {h:5d} {1e3 * m:12.2f} {1e3 * p:13.2f} {rng:>17} "
+          f"{100 * e:+7.1f}% {'yes' if inside else 'no':>3} {100 * share:7.0f}%{note}")
+
+
+def summary(label, pts):
+    errs = [e for _, e, _, _ in pts]
+    print(f"{label}: median |error| {100 * statistics.median(errs):.1f}%, worst "
+          f"{100 * max(errs):.1f}% over {len(pts)} points; measured step inside the range at "
+          f"{100 * sum(i for _, _, i, _ in pts) / len(pts):.0f}% of points, "
+          f"{100 * statistics.mean(s for _, _, _, s in pts):.0f}% of recorded steps")
+
+
+if points:
+    print()
+    summary("all", points)
+    budgets = sorted({b for b, _, _, _ in points})
+    if len(budgets) > 1:
+        for b in budgets:
+            summary(f"budget {b}", [q for q in points if q[0] == b])

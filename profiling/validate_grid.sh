@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# hpdl predict validated over a grid of emulated clusters (scripts/netns_cluster.sh): for
+# each cell (a CPU budget per host, the host counts, the link rates) validate_predict.sh
+# runs every model of MODELS for real and forecasts it; then one table of every point and
+# the summary: median and worst |error|, and how often the measured step lies inside the
+# forecast's range (points and recorded steps), overall and per budget.
+# The default grid is a sample of the full one (3 models x 4 variants x 1-8 hosts x 2 links
+# x 4 budgets), cut to what this machine emulates faithfully: hosts x budget <= its cores
+# (a budget of 0.25 core up to 8 hosts, 0.5 up to 4, 1 core and unbudgeted up to 2), both
+# links at 0.25 core, 1 Gbit elsewhere. A cell is "BUDGET:HOSTS:RATES" (BUDGET "none": no
+# quota, the hosts share this machine's cores).
+# Usage: [MODELS="mlp mlp_bf16 mlp_diloco16 mlp_downpour lenet har"] [STEPS=30] [GRID="0.25:1 2 4 8:100mbit 1gbit;..."]
+#        profiling/validate_grid.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source profiling/cpu_line.sh
+models=${MODELS:-mlp mlp_bf16 mlp_diloco16 mlp_downpour lenet har}
+grid=${GRID:-0.25:1 2 4 8:100mbit 1gbit;0.5:1 2 4:1gbit;1:1 2:1gbit;none:1 2:1gbit}
+points=$(mktemp)
+trap 'rm -f "$points"' EXIT
+start=$(date +%s)
+echo "$(cpu_line)"
+echo "models: $models; ${STEPS:-30} steps a run"
+IFS=';' read -ra cells <<<"$grid"
+for cell in "${cells[@]}"; do
+  IFS=':' read -r budget hosts rates <<<"$cell"
+  echo "cell: budget $budget, hosts $hosts, links $rates ($(( $(date +%s) - start )) s so far)" >&2
+  quota=()
+  [ "$budget" = none ] || quota=(CPUS_PER_HOST="$budget")
+  env "${quota[@]}" HOSTS="$hosts" RATES="$rates" MODELS="$models" TABLE_OUT="$points" \
+    bash profiling/validate_predict.sh >/dev/null
+done
+/usr/bin/python3 profiling/predict_errors.py "$(nproc)" "$points"
+echo "the grid took $(( $(date +%s) - start )) s"
