@@ -9,8 +9,8 @@
 # (a budget of 0.25 core up to 8 hosts, 0.5 up to 4, 1 core and unbudgeted up to 2), both
 # links at 0.25 core, 1 Gbit elsewhere. A cell is "BUDGET:HOSTS:RATES" (BUDGET "none": no
 # quota, the hosts share this machine's cores).
-# Usage: [MODELS="mlp mlp_bf16 mlp_diloco16 mlp_downpour lenet har"] [STEPS=30] [GRID="0.25:1 2 4 8:100mbit 1gbit;..."]
-#        profiling/validate_grid.sh
+# Usage: [MODELS="mlp mlp_bf16 mlp_diloco16 mlp_downpour lenet har"] [STEPS=30]
+#        [GRID="0.25:1 2 4 8:100mbit 1gbit;..."] profiling/validate_grid.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source profiling/cpu_line.sh
