@@ -66,7 +66,10 @@ measured_step() {  # MODEL RUN_DIR SERVERS -> seconds
 }
 table=$work/table.txt
 : >"$table"
-n_hosts=$(printf '%s\n' $hosts_list 4 | sort -n | tail -1)
+# The cluster is as large as the largest point (at least 2 hosts, for a link): a larger one
+# would share this machine's cores among hosts that no point runs, and the calibration would
+# measure that sharing (its per-host CPU share) for every point.
+n_hosts=$(printf '%s\n' $hosts_list 2 | sort -n | tail -1)
 $cluster up "$n_hosts" --rate 100mbit ${budget:+--cpus-per-host "$budget"} >/dev/null
 for rate in $rates; do
   for i in $(seq 1 "$n_hosts"); do $cluster rate "$i" "$rate" >/dev/null; done

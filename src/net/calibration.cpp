@@ -132,8 +132,9 @@ std::vector<double> Calibration::host_cores() const {
 std::string Calibration::table() const {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%zu ranks on %zu hosts, calibrated in %.1f s\n\n",
-                hosts.host_of_rank.size(), hosts.hosts.size(), seconds);
+  std::snprintf(line, sizeof line, "%zu ranks on %zu hosts, calibrated in %.1f s%s%s\n\n",
+                hosts.host_of_rank.size(), hosts.hosts.size(), seconds,
+                wait.empty() ? "" : "; waits: ", wait.c_str());
   out += line;
   out += "point to point (one way)                 latency   bandwidth   largest size\n";
   for (const auto& p : pairs) {

@@ -36,6 +36,7 @@ nlohmann::json Calibration::to_json() const {
   nlohmann::json j;
   j["format"] = kFormat;
   j["seconds"] = seconds;
+  if (!wait.empty()) j["wait"] = wait;
   j["ranks"] = hosts.host_of_rank.size();
   j["hosts"] = nlohmann::json::array();
   for (size_t h = 0; h < hosts.hosts.size(); ++h) {
@@ -83,6 +84,7 @@ Calibration Calibration::from_json(const nlohmann::json& j, const std::string& w
   Calibration c;
   try {
     c.seconds = j.value("seconds", 0.0);
+    c.wait = j.value("wait", "");
     c.hosts.host_of_rank.resize(j.at("ranks").get<size_t>());
     for (const auto& h : j.at("hosts")) {
       c.hosts.hosts.push_back(h.at("name").get<std::string>());

@@ -17,6 +17,7 @@
 #include "hpdl/run/commands.hpp"
 #include "hpdl/run/mpi_command.hpp"
 #include "hpdl/run/rank_ceilings.hpp"
+#include "hpdl/run/wait_policy.hpp"
 
 namespace hpdl {
 namespace {
@@ -43,12 +44,17 @@ int cmd_calibrate(const CalibrateArgs& args, int* argc, char*** argv) {
   return run_under_mpi(argc, argv, [&](Comm& comm) {
     Watchdog watchdog(args.watchdog_s, comm.rank());
     comm.bound_waits_by(&watchdog);
+    // Waits as training's do (run.wait = "auto"), so that a host with a CPU budget is not
+    // timed throttled for spinning.
+    const ChosenWait wait = choose_wait(WaitChoice::kAuto, comm, 1);
+    comm.idle_by(wait.policy);
     if (comm.rank() == 0)
       std::printf("calibrating %d ranks (up to %lld bytes, at most %.2g s a size) ...\n",
                   comm.size(), static_cast<long long>(args.options.max_bytes),
                   args.options.budget_s);
     std::fflush(stdout);
     Calibration c = calibrate(comm, args.options, watchdog);
+    c.wait = wait.why;
     if (args.compute) measure_compute(comm, c);
     comm.bound_waits_by(nullptr);
     if (comm.rank() != 0) return 0;

@@ -87,6 +87,9 @@ struct Calibration {
   std::vector<double> host_cores() const;
   std::vector<std::string> flags;  // slow pairs and hosts, in words
   double seconds = 0;
+  // How rank 0 waited while it measured (run.wait's choice with its reason, the comm's idle
+  // policy): measurements wait the way training does. "" in older files.
+  std::string wait;
 
   std::string table() const;
   // network.json, the one schema `hpdl calibrate` writes and `hpdl predict` reads
