@@ -39,8 +39,9 @@ KernelChoices read_kernel_choices(const toml::table* table, const std::string& w
   };
   const auto read = [&](const std::string& key, auto current) {
     const auto value = r.get_choice(key, current);
-    applies(key, "\"" + std::string(word(value)) + "\"", value == decltype(value)::kAuto,
-            Backend::kOneDnn);
+    std::string shown = "\"";  // built by appending: GCC 12 warns (-Wrestrict) on "\"" + string
+    shown.append(word(value)).append("\"");
+    applies(key, shown, value == decltype(value)::kAuto, Backend::kOneDnn);
     return value;
   };
   c.gemm = read("gemm", c.gemm);
