@@ -57,9 +57,14 @@ MPI_Datatype mpi_type<char>() {
 int piece(int64_t n, int64_t off) { return static_cast<int>(std::min(kPiece, n - off)); }
 }  // namespace
 
-std::pair<int, int> Comm::node_rank_and_size() const {
+MPI_Comm Comm::node_comm() const {
   MPI_Comm node = MPI_COMM_NULL;
   HPDL_CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  return node;
+}
+
+std::pair<int, int> Comm::node_rank_and_size() const {
+  MPI_Comm node = node_comm();
   int r = 0, n = 0;
   int rc = MPI_Comm_rank(node, &r);
   if (rc == MPI_SUCCESS) rc = MPI_Comm_size(node, &n);
@@ -70,8 +75,7 @@ std::pair<int, int> Comm::node_rank_and_size() const {
 
 void Comm::node_or(std::vector<uint8_t>& bytes) const {
   HPDL_REQUIRE(bytes.size() <= size_t(INT_MAX), "a node-wide or of more than INT_MAX bytes");
-  MPI_Comm node = MPI_COMM_NULL;
-  HPDL_CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  MPI_Comm node = node_comm();
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = MPI_Iallreduce(MPI_IN_PLACE, bytes.data(), int(bytes.size()), MPI_BYTE, MPI_BOR,
                                 node, &request);

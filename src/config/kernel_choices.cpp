@@ -20,8 +20,7 @@ const char* activations_word(bool plain) { return plain ? "plain" : "auto"; }
 GemmChoice gemm_from_environment() {
   const auto env = environment_variable("HPDL_GEMM");
   if (!env || env->empty()) return GemmChoice::kAuto;
-  if (const auto value = from_word<GemmChoice>(*env)) return *value;
-  throw Error("HPDL_GEMM = \"" + *env + "\" is not one of: auto, onednn, blas");
+  return parse_word<GemmChoice>(*env, "HPDL_GEMM");
 }
 
 }  // namespace

@@ -46,18 +46,6 @@ void quiet_barrier(MPI_Comm comm) {
   }
 }
 
-// Completes the requests the way training's waits idle (Comm::idle_policy, run.wait): on a
-// host with a CPU budget a spinning rank spends the budget on waiting and is throttled, so
-// a calibration that spun would time the throttling, not the link.
-void complete(int n, MPI_Request* requests, const IdlePolicy& idle) {
-  IdleWait pause(idle);
-  for (int done = 0;;) {
-    HPDL_CHECK_MPI(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
-    if (done) return;
-    pause.pause();
-  }
-}
-
 // MPI_T: the control variable `name`, or -1.
 int find_cvar(const char* name) {
   int n = 0;
@@ -89,8 +77,10 @@ const std::vector<std::pair<int, std::string>> kAllreduceAlgorithms = {
     {0, "default"}, {1, "basic_linear"},   {2, "nonoverlapping"}, {3, "recursive_doubling"},
     {4, "ring"},    {5, "segmented_ring"}, {6, "rabenseifner"}};
 
-PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o,
-                     const IdlePolicy& idle) {
+// `waits`: its wait_all completes the transfers the way training's waits idle (run.wait), on
+// a host with a CPU budget without spinning the budget away (a calibration that spun there
+// would time the throttling, not the link), and bounded by its watchdog.
+PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o, const Comm& waits) {
   int me = 0;
   MPI_Comm_rank(comm, &me);
   PairResult r;
@@ -114,14 +104,14 @@ PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o,
       MPI_Request req;
       if (me == a) {
         HPDL_CHECK_MPI(MPI_Isend(buf.data(), n, MPI_BYTE, peer, 2, comm, &req));
-        complete(1, &req, idle);
+        waits.wait_all(1, &req);
         HPDL_CHECK_MPI(MPI_Irecv(buf.data(), n, MPI_BYTE, peer, 2, comm, &req));
-        complete(1, &req, idle);
+        waits.wait_all(1, &req);
       } else {
         HPDL_CHECK_MPI(MPI_Irecv(buf.data(), n, MPI_BYTE, peer, 2, comm, &req));
-        complete(1, &req, idle);
+        waits.wait_all(1, &req);
         HPDL_CHECK_MPI(MPI_Isend(buf.data(), n, MPI_BYTE, peer, 2, comm, &req));
-        complete(1, &req, idle);
+        waits.wait_all(1, &req);
       }
     }
     r.samples.push_back({bytes, (MPI_Wtime() - t0) / (2.0 * double(reps)), reps});
@@ -130,11 +120,11 @@ PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o,
   return r;
 }
 
-// nonblocking: MPI_Iallreduce in place, completed by polling MPI_Test, as the trainer's
+// nonblocking: MPI_Iallreduce in place, completed by waits.wait_all, as the trainer's
 // gradient buckets are (OpenMPI runs it through libnbc, which picks its algorithm by rank
 // count, size and whether the buffer is in place; not coll_tuned's algorithms).
 std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o, bool nonblocking,
-                                    const IdlePolicy& idle) {
+                                    const Comm& waits) {
   int me = 0;
   MPI_Comm_rank(comm, &me);
   const int64_t max_floats = std::max<int64_t>(o.max_bytes / 4, 1);
@@ -156,7 +146,7 @@ std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o, bo
       }
       MPI_Request req;  // in place, as the trainer sums its gradient buckets
       HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, out.data(), n, MPI_FLOAT, MPI_SUM, comm, &req));
-      complete(1, &req, idle);
+      waits.wait_all(1, &req);
     }
     double t = (MPI_Wtime() - t0) / double(reps), slowest = 0;
     HPDL_CHECK_MPI(MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
@@ -266,7 +256,7 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
   }
   for (const auto& [a, b] : pairs) {
     WatchdogScope guard(watchdog, "calibrate: ping-pong", a * n + b);
-    PairResult r = ping_pong(world, a, b, o, comm.idle_policy());
+    PairResult r = ping_pong(world, a, b, o, comm);
     to_rank0(world, a, r.samples);
     quiet_barrier(world);
     r.same_host = c.hosts.host_of_rank[a] == c.hosts.host_of_rank[b];
@@ -293,7 +283,7 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
       if (sub != MPI_COMM_NULL) {
         MPI_Comm dup;  // a new communicator takes the forced algorithm
         HPDL_CHECK_MPI(MPI_Comm_dup(sub, &dup));
-        curve.samples = allreduce_sweep(dup, o, false, comm.idle_policy());
+        curve.samples = allreduce_sweep(dup, o, false, comm);
         HPDL_CHECK_MPI(MPI_Comm_free(&dup));
       }
       quiet_barrier(world);
@@ -302,7 +292,7 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
     {
       WatchdogScope guard(watchdog, "calibrate: iallreduce", k * 100 + 99);
       AllreduceCurve curve{-1, "iallreduce", k, {}};
-      if (sub != MPI_COMM_NULL) curve.samples = allreduce_sweep(sub, o, true, comm.idle_policy());
+      if (sub != MPI_COMM_NULL) curve.samples = allreduce_sweep(sub, o, true, comm);
       quiet_barrier(world);
       c.allreduce.push_back(std::move(curve));
     }

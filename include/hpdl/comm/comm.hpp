@@ -127,6 +127,8 @@ class Comm {
 
  private:
   std::pair<int, int> node_rank_and_size() const;
+  // Collective: the ranks of this communicator that share this rank's node (the caller frees it).
+  MPI_Comm node_comm() const;
   template <typename T>
   void broadcast_values(T* data, int64_t n, int root) const;
   template <typename T>
