@@ -39,6 +39,11 @@ std::string resume_verdict(const Config& cfg, const Model* backend_model, const 
   const int64_t shards = virtual_shards(found);
   if (found.ranks == ranks)
     return head + "exact (the " + std::to_string(ranks) + " ranks it was written by)";
+  if (found.mode != "sync")
+    return head + std::to_string(found.ranks - found.servers) + " workers' checkpoint on " +
+           std::to_string(ranks - found.servers) +
+           ": the workers' positions are redistributed (each starts where the slowest stood; "
+           "changes not yet pushed are dropped), not exact";
   if (shards > 0)
     return head + "exact on " + std::to_string(ranks) + " ranks (written by " +
            std::to_string(found.ranks) +

@@ -145,7 +145,7 @@ void RunReport::training_starts() {
 }
 
 void RunReport::resumed(const Checkpoint& from, const std::string& path,
-                        const std::string& fallback_reason) {
+                        const std::string& fallback_reason, const std::string& redistributed) {
   if (!fallback_reason.empty())
     dir_.log("warning: " + fallback_reason + ": resuming from the previous checkpoint " + path);
   dir_.log("resumed from " + path + ": epoch " + std::to_string(from.epoch) + ", " +
@@ -153,7 +153,9 @@ void RunReport::resumed(const Checkpoint& from, const std::string& path,
            std::to_string(from.global_step) + ", " + fmt("%.1f", from.elapsed_s) +
            " s trained before");
   const int64_t ranks = manifest_.value("ranks", int64_t{0});
-  if (from.ranks != ranks && virtual_shards(from) > 0)
+  if (!redistributed.empty())
+    dir_.log(redistributed);
+  else if (from.ranks != ranks && virtual_shards(from) > 0)
     dir_.log("resuming " + std::to_string(from.ranks) + " ranks' checkpoint on " +
              std::to_string(ranks) + ": bit for bit (distributed.virtual_shards = " +
              std::to_string(virtual_shards(from)) + ": the same shards summed in the same order)");

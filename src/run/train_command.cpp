@@ -37,6 +37,7 @@
 #include "hpdl/train/async_trainer.hpp"
 #include "hpdl/train/checkpoint.hpp"
 #include "hpdl/train/checkpointer.hpp"
+#include "hpdl/train/ps_checkpoint.hpp"
 #include "hpdl/train/trainer.hpp"
 
 namespace hpdl {
@@ -51,7 +52,14 @@ double trace_writing_bound_s(int64_t bytes) { return static_cast<double>(bytes) 
 // page_dir: set on rank 0 of a profiled run that completed, whose report page is then due.
 int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport* report,
                  std::string& page_dir) {
-  if (report && s.from) report->resumed(*s.from, s.resumed_from, s.fallback_reason);
+  if (report && s.from) {
+    std::string redistributed;
+    const int workers = comm.size() - static_cast<int>(s.cfg.distributed.servers);
+    if (s.cfg.distributed.async() && s.from->ranks != comm.size())
+      redistributed =
+          describe(redistribution(*s.from, workers, s.data.train->size(), s.cfg.train.batch));
+    report->resumed(*s.from, s.resumed_from, s.fallback_reason, redistributed);
+  }
   // Stop signals are caught from the start (a batch system may send its warning early);
   // with on_signal off they get their default action back and end the job.
   if (!s.cfg.checkpoint.on_signal) release_stop_signals();

@@ -17,6 +17,7 @@ AsyncTrainer::AsyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& mo
       comm_(comm),
       model_(model),
       watchdog_(watchdog),
+      train_rows_(splits.train->size()),
       shards_(comm, static_cast<int>(cfg_.distributed.servers), model.params_to_host()),
       ctx_{cfg_, comm, shards_, watchdog, prof, nullptr, 0, {}},
       // Every worker's steps per epoch are worker 0's or one fewer; rank 0 (a server) reports
@@ -105,16 +106,20 @@ void AsyncTrainer::restore(const Checkpoint& c) {
   const std::vector<int64_t>* versions = c.counter("ps.versions");
   const std::vector<int64_t>* epochs = c.counter("ps.worker_epochs");
   const int workers = ctx_.workers();
+  const int written_by =
+      c.extra.contains("workers") ? static_cast<int>(c.extra["workers"].size()) : 0;
   if (!versions || static_cast<int>(versions->size()) != shards_.servers() || !epochs ||
-      epochs->empty() || !c.extra.contains("workers") ||
-      static_cast<int>(c.extra["workers"].size()) != workers)
+      epochs->empty() || written_by < 1)
     throw AgreedError("checkpoint holds no parameter-server state for " +
-                      std::to_string(shards_.servers()) + " server(s) and " +
-                      std::to_string(workers) + " workers");
+                      std::to_string(shards_.servers()) + " server(s)");
+  // Another worker count: positions redistributed (ps_checkpoint.hpp states the rule).
+  WorkerRedistribution r;
+  if (written_by != workers) r = redistribution(c, workers, train_rows_, cfg_.train.batch);
+  const WorkerRedistribution* other = written_by != workers ? &r : nullptr;
   if (server_)
-    server_->restore(c);
+    server_->restore(c, other);
   else
-    worker_->restore(c);
+    worker_->restore(c, other);
 }
 
 // ---- after training ----

@@ -2,8 +2,10 @@
 #include "hpdl/train/ps_checkpoint.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/data/sampler.hpp"
 
 namespace hpdl {
 namespace {
@@ -79,16 +81,28 @@ std::vector<WorkerState> gather_workers(const Comm& comm, int first_worker, int6
   return out;
 }
 
+namespace {
+WorkerState worker_state(const Checkpoint& c, int k) {
+  if (!c.extra.contains("workers") || static_cast<int>(c.extra["workers"].size()) <= k)
+    throw AgreedError("checkpoint holds no state for parameter-server " + worker_key(k));
+  try {
+    return c.extra["workers"][k].get<WorkerState>();
+  } catch (const nlohmann::json::exception& e) {
+    throw AgreedError("checkpoint's state of " + worker_key(k) + " is malformed: " + e.what());
+  }
+}
+}  // namespace
+
+std::vector<WorkerState> worker_states(const Checkpoint& c) {
+  std::vector<WorkerState> out;
+  const int n = c.extra.contains("workers") ? static_cast<int>(c.extra["workers"].size()) : 0;
+  for (int k = 0; k < n; ++k) out.push_back(worker_state(c, k));
+  return out;
+}
+
 WorkerState restore_worker(const Checkpoint& c, int k, const std::vector<NamedValues>& buffers) {
   const std::string key = worker_key(k);
-  if (!c.extra.contains("workers") || static_cast<int>(c.extra["workers"].size()) <= k)
-    throw AgreedError("checkpoint holds no state for parameter-server " + key);
-  WorkerState w;
-  try {
-    w = c.extra["workers"][k].get<WorkerState>();
-  } catch (const nlohmann::json::exception& e) {
-    throw AgreedError("checkpoint's state of " + key + " is malformed: " + e.what());
-  }
+  WorkerState w = worker_state(c, k);
   for (const NamedValues& b : buffers) {
     const std::vector<float>* v = c.buffer(key + "." + b.name);
     if (!v || v->size() != b.values.size())
@@ -133,6 +147,55 @@ void restore_shard(const Checkpoint& c, int64_t first, const std::vector<NamedVa
                         std::to_string(first + b.values.size()) + " values or more)");
     std::copy_n(v->begin() + first, b.values.size(), b.values.begin());
   }
+}
+
+WorkerRedistribution redistribution(const Checkpoint& c, int workers, int64_t rows, int64_t batch) {
+  const std::vector<WorkerState> old = worker_states(c);
+  if (old.empty()) throw AgreedError("checkpoint holds no parameter-server worker");
+  WorkerRedistribution r;
+  r.from_workers = static_cast<int>(old.size()), r.to_workers = workers;
+  for (int j = 0; j < r.from_workers; ++j) {
+    const WorkerState& w = old[j];
+    const int64_t steps = ShardPlan(rows, batch, j, r.from_workers).steps_per_epoch();
+    const double f = std::min(1.0, double(w.step_in_epoch) / double(std::max<int64_t>(steps, 1)));
+    if (j == 0 || w.epoch < r.epoch || (w.epoch == r.epoch && f < r.fraction))
+      r.epoch = w.epoch, r.fraction = f;
+    r.dropped_steps += w.pending_steps;
+  }
+  return r;
+}
+
+WorkerState redistributed_worker(const Checkpoint& c, const WorkerRedistribution& r, int k,
+                                 int64_t rows, int64_t batch, int64_t epochs) {
+  const std::vector<WorkerState> old = worker_states(c);
+  const int64_t steps = ShardPlan(rows, batch, k, r.to_workers).steps_per_epoch();
+  WorkerState w;
+  w.epoch = r.epoch;
+  w.step_in_epoch = std::min(steps, static_cast<int64_t>(r.fraction * double(steps)));
+  w.step = (r.epoch - 1) * steps + w.step_in_epoch;
+  for (auto* v : {&w.epoch_loss, &w.epoch_samples, &w.epoch_steps}) v->assign(epochs, 0.0);
+  for (int j = k; j < r.from_workers; j += r.to_workers) {
+    const WorkerState& o = old[j];
+    for (int64_t e = 0; e < epochs; ++e) {
+      const auto at = static_cast<size_t>(e);
+      if (at < o.epoch_loss.size()) w.epoch_loss[at] += o.epoch_loss[at];
+      if (at < o.epoch_samples.size()) w.epoch_samples[at] += o.epoch_samples[at];
+      if (at < o.epoch_steps.size()) w.epoch_steps[at] += o.epoch_steps[at];
+    }
+  }
+  return w;
+}
+
+std::string describe(const WorkerRedistribution& r) {
+  char share[16];
+  std::snprintf(share, sizeof share, "%.0f%%", 100 * r.fraction);
+  return "resuming " + std::to_string(r.from_workers) + " workers' checkpoint on " +
+         std::to_string(r.to_workers) + " workers: every worker starts in epoch " +
+         std::to_string(r.epoch) + ", " + share +
+         " into its slice (where the slowest stood), from the servers' parameters; " +
+         std::to_string(r.dropped_steps) +
+         " local steps summed but not pushed were dropped, and snapshots from epoch " +
+         std::to_string(r.epoch) + " on are taken again";
 }
 
 }  // namespace hpdl

@@ -165,11 +165,11 @@ bool PsServer::checkpoint_wanted(bool* stop) {
   return false;
 }
 
-std::vector<NamedValues> PsServer::slices() {
+std::vector<NamedValues> PsServer::slices(int workers) {
   std::vector<NamedValues> out = {{"params", shards_.own_shard()}};
   for (const UpdateRule::State& st : rule_->shared_state())
     out.push_back({"outer." + st.name, st.values});
-  for (int k = 0; k < ctx_.workers(); ++k) {
+  for (int k = 0; k < workers; ++k) {
     if (rule_->uses_backup()) out.push_back({worker_key(k) + ".w_bak", shards_.pulled_copy(k)});
     for (const UpdateRule::State& st : rule_->state(k))
       out.push_back({worker_key(k) + "." + st.name, st.values});
@@ -187,14 +187,27 @@ void PsServer::add_snapshots(Checkpoint& c) const {
   c.counters.push_back({"ps.snapshots", meta});
 }
 
-void PsServer::restore(const Checkpoint& c) {
-  const int me = ctx_.comm.rank();
+void PsServer::restore(const Checkpoint& c, const WorkerRedistribution* r) {
+  const int me = ctx_.comm.rank(), workers = ctx_.workers();
   shards_.set_own(ParamShards::kVersion, c.counter("ps.versions")->at(me));
-  restore_shard(c, shards_.shard_begin(me), slices());
+  restore_shard(c, shards_.shard_begin(me),
+                slices(r ? std::min(r->from_workers, workers) : workers));
+  // Workers new to the run: the rule's initial state, and what they hold (every worker
+  // pulls before its first step after a redistribution).
+  for (int k = r ? r->from_workers : workers; k < workers; ++k) {
+    if (rule_->uses_backup())
+      std::copy_n(shards_.own_shard().begin(), shards_.own_shard().size(),
+                  shards_.pulled_copy(k).begin());
+    for (const UpdateRule::State& st : rule_->state(k))
+      std::fill(st.values.begin(), st.values.end(), 0.0f);
+  }
   if (me != 0) return;
-  shards_.set_own(ParamShards::kWorkerEpochs, c.counter("ps.worker_epochs")->front());
+  // Every worker starts in epoch r->epoch: the epochs before it count as done by all.
+  shards_.set_own(ParamShards::kWorkerEpochs,
+                  r ? (r->epoch - 1) * workers : c.counter("ps.worker_epochs")->front());
   const std::vector<int64_t>* meta = c.counter("ps.snapshots");
   for (size_t k = 0; meta && 3 * k + 2 < meta->size(); ++k) {
+    if (r && (*meta)[3 * k] >= r->epoch) break;  // taken again
     const std::vector<float>* p = c.buffer("ps.snapshot" + std::to_string(k));
     if (!p) throw AgreedError("checkpoint lacks snapshot " + std::to_string(k));
     snapshots_.push_back(

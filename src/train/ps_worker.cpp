@@ -66,7 +66,7 @@ void PsWorker::train_step(ShardPlan& plan, int64_t epoch, int64_t s) {
   Profiler* prof = ctx_.prof;
   const TrainConfig& train = ctx_.cfg.train;
   if (prof) prof->begin_step(pos_.step);
-  if (pos_.step % dist_.n_fetch == 0) pull();
+  if (must_pull_ || pos_.step % dist_.n_fetch == 0) pull();
   lr_ = static_cast<float>(local_.lr(pos_.step));
   const double loss =
       local_.gradients(plan.rows(s), pos_.step, 1.0f / static_cast<float>(train.batch));
@@ -133,6 +133,7 @@ void PsWorker::pull() {
   shards_.pull(params_host_.host(), pos_.pulled_versions, rma_);
   params_host_.upload();
   pos_.pushes_since_pull = 0;
+  must_pull_ = false;
 }
 
 void PsWorker::push() {
@@ -187,7 +188,14 @@ void PsWorker::send_checkpoint(int64_t epoch, int64_t step_in_epoch) {
   send_worker(ctx_.comm, pos_, buffers);
 }
 
-void PsWorker::restore(const Checkpoint& c) {
+void PsWorker::restore(const Checkpoint& c, const WorkerRedistribution* r) {
+  if (r) {
+    pos_ = redistributed_worker(c, *r, index_, splits_.train->size(), ctx_.cfg.train.batch,
+                                ctx_.cfg.train.epochs);
+    pos_.pulled_versions.assign(shards_.servers(), 0);
+    must_pull_ = true;
+    return;
+  }
   pos_ = restore_worker(c, index_, {{"params", params_host_.host()}});
   params_host_.upload();
   if (pos_.pending_steps > 0) {

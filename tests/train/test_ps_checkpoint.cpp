@@ -79,3 +79,44 @@ TEST(PsCheckpoint, WorkerStateRoundTripsAndMissingPartsAreNamed) {
   EXPECT_NE(message([&] { restore_worker(c, 0, {}); }).find("state of worker0 is malformed"),
             std::string::npos);
 }
+
+// A checkpoint of 3 workers resumed on 2 (and on 4): every new worker starts in the slowest
+// old worker's epoch, as far into its new slice as the slowest was into its old one; the
+// per-epoch sums are kept in total (old worker j's go to new worker j mod W'); what was
+// summed but not pushed is counted as dropped.
+TEST(PsCheckpoint, AnotherWorkerCountStartsWhereTheSlowestStood) {
+  // 96 rows, batch 8: 3 workers have 4 steps an epoch each, 2 workers 6, 4 workers 3.
+  auto state = [](int64_t epoch, int64_t step_in_epoch, int64_t pending, double loss) {
+    WorkerState w;
+    w.epoch = epoch, w.step_in_epoch = step_in_epoch, w.pending_steps = pending;
+    w.step = (epoch - 1) * 4 + step_in_epoch, w.pulled_versions = {11};
+    w.epoch_loss = {loss, loss, 0}, w.epoch_samples = {32, 32, 0}, w.epoch_steps = {4, 4, 0};
+    return w;
+  };
+  Checkpoint c;
+  for (const WorkerState& w : {state(3, 1, 1, 1.0), state(2, 3, 0, 2.0), state(2, 2, 2, 4.0)})
+    c.extra["workers"].push_back(nlohmann::json(w));
+  const WorkerRedistribution r = redistribution(c, 2, 96, 8);
+  EXPECT_EQ(r.from_workers, 3);
+  EXPECT_EQ(r.to_workers, 2);
+  EXPECT_EQ(r.epoch, 2);  // worker 2: epoch 2, 2 of 4 steps
+  EXPECT_DOUBLE_EQ(r.fraction, 0.5);
+  EXPECT_EQ(r.dropped_steps, 3);
+  const WorkerState w0 = redistributed_worker(c, r, 0, 96, 8, 3);
+  const WorkerState w1 = redistributed_worker(c, r, 1, 96, 8, 3);
+  EXPECT_EQ(w0.epoch, 2);
+  EXPECT_EQ(w0.step_in_epoch, 3);  // half of 6
+  EXPECT_EQ(w0.step, 9);           // one epoch of 6, then 3
+  EXPECT_EQ(w0.pending_steps, 0);
+  EXPECT_EQ(w0.epoch_loss, (std::vector<double>{5.0, 5.0, 0}));  // old workers 0 and 2
+  EXPECT_EQ(w1.epoch_loss, (std::vector<double>{2.0, 2.0, 0}));  // old worker 1
+  EXPECT_EQ(w0.epoch_samples[0] + w1.epoch_samples[0], 96);      // nothing lost in total
+  const WorkerState w3 = redistributed_worker(c, redistribution(c, 4, 96, 8), 3, 96, 8, 3);
+  EXPECT_EQ(w3.step_in_epoch, 1);                            // half of 3, rounded down
+  EXPECT_EQ(w3.epoch_loss, (std::vector<double>{0, 0, 0}));  // a worker new to the run
+  EXPECT_NE(describe(r).find("resuming 3 workers' checkpoint on 2 workers: every worker starts "
+                             "in epoch 2, 50% into its slice"),
+            std::string::npos)
+      << describe(r);
+  EXPECT_THROW(redistribution(Checkpoint{}, 2, 96, 8), AgreedError);
+}

@@ -33,7 +33,9 @@ class RunReport {
   // Continuing an interrupted run: logs where it resumes and rewrites metrics.csv with the
   // checkpoint's epochs (rows written after that checkpoint are recomputed).
   // `fallback_reason`: why the newest checkpoint was passed over for `path` ("" if it was not).
-  void resumed(const Checkpoint& from, const std::string& path, const std::string& fallback_reason);
+  // redistributed: a parameter server's checkpoint on another worker count, the rule's line.
+  void resumed(const Checkpoint& from, const std::string& path, const std::string& fallback_reason,
+               const std::string& redistributed = "");
   // One log line per checkpoint written.
   void checkpoint(int64_t global_step, double write_s, uint64_t bytes);
   // The checkpoint settings and counts, into the manifest.

@@ -76,6 +76,7 @@ class AsyncTrainer final : public Trainer {
   const Comm& comm_;
   Model& model_;
   Watchdog& watchdog_;
+  const int64_t train_rows_;
   ParamShards shards_;
   PsContext ctx_;
   LrSchedule schedule_;               // worker 0's, for the rate an epoch's row reports

@@ -67,4 +67,30 @@ std::vector<int64_t> gather_shards(const Comm& comm, std::span<const int64_t> be
 // naming a missing or short one.
 void restore_shard(const Checkpoint& c, int64_t first, const std::vector<NamedValues>& slices);
 
+// Every worker's state in c (its "workers" list); throws AgreedError naming a malformed one.
+std::vector<WorkerState> worker_states(const Checkpoint& c);
+
+// The rule for a checkpoint of W workers resumed on another worker count W' (a host lost, or
+// one added). Workers train on their own slices of every epoch and stand at different
+// places; the slices change with W', so no worker's place carries over. Every new worker
+// starts in the epoch of the slowest old worker, as far into its new slice as the slowest
+// was into its old one, from the servers' parameters (a pull first). What the old workers
+// had summed but not pushed is dropped (at most n_push - 1 local steps each, counted in
+// dropped_steps); their per-epoch sums go to worker k mod W'. The servers keep their shards
+// and versions, the per-worker state of workers k < min(W, W') and the snapshots of the
+// epochs before `epoch`; worker k >= W starts with the rule's initial state.
+struct WorkerRedistribution {
+  int from_workers = 0, to_workers = 0;
+  int64_t epoch = 1;          // the slowest old worker's epoch: every new worker starts in it
+  double fraction = 0;        // the share of its slice the slowest had done
+  int64_t dropped_steps = 0;  // local steps in changes not pushed, dropped
+};
+// rows, batch: the training split's rows and train.batch (every slice's steps follow them).
+WorkerRedistribution redistribution(const Checkpoint& c, int workers, int64_t rows, int64_t batch);
+// New worker k's state under r (pulled_versions zero: it pulls before its first step).
+WorkerState redistributed_worker(const Checkpoint& c, const WorkerRedistribution& r, int k,
+                                 int64_t rows, int64_t batch, int64_t epochs);
+// The rule applied, in one line for the run's log.
+std::string describe(const WorkerRedistribution& r);
+
 }  // namespace hpdl

@@ -35,18 +35,21 @@ class PsServer {
 
   // What this server checkpoints: its shard ("params"), and per worker the rule's state it
   // keeps for that worker ("worker<k>.w_bak", ...), as slices of full-length vectors.
-  std::vector<NamedValues> slices();
+  std::vector<NamedValues> slices() { return slices(ctx_.workers()); }
   // Server 0: its snapshots into a checkpoint, and the time it was written.
   void add_snapshots(Checkpoint& c) const;
   void checkpointed(double elapsed_s) { last_ckpt_t_ = elapsed_s; }
-  // This server's part of a checkpoint (version, slices; server 0: counters, snapshots).
-  void restore(const Checkpoint& c);
+  // This server's part of a checkpoint (version, slices; server 0: counters, snapshots);
+  // with r (the checkpoint is of another worker count), under that rule.
+  void restore(const Checkpoint& c, const WorkerRedistribution* r = nullptr);
 
   const std::vector<Snapshot>& snapshots() const { return snapshots_; }
   // Server 0: every worker's pushes applied when the first worker finished (worker order).
   const std::vector<int64_t>& pushes_at_first_done() const { return pushes_at_first_done_; }
 
  private:
+  // The slices with the per-worker state of workers 0..workers-1.
+  std::vector<NamedValues> slices(int workers);
   // One turn of the loop; pauses poll_us when it found nothing to do.
   void turn();
   void snapshot(int64_t epoch);

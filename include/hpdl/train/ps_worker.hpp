@@ -34,8 +34,9 @@ class PsWorker {
   // Its part of the checkpoint collective at (epoch, step_in_epoch): sends rank 0 its
   // position, local parameters and (if any) the change it has not pushed yet.
   void send_checkpoint(int64_t epoch, int64_t step_in_epoch);
-  // Its position, local parameters and pending change from a checkpoint.
-  void restore(const Checkpoint& c);
+  // Its position, local parameters and pending change from a checkpoint; with r (the
+  // checkpoint is of another worker count), its new position under that rule.
+  void restore(const Checkpoint& c, const WorkerRedistribution* r = nullptr);
   // Push/pull counts, times, the longest push and the staleness histogram.
   WorkerReport report() const;
 
@@ -81,6 +82,7 @@ class PsWorker {
   int64_t epoch_staleness_ = 0, epoch_pushes_ = 0;  // this epoch's, for server 0's progress
   int64_t handled_ = 0;                             // checkpoint requests answered
   bool signal_reported_ = false;
+  bool must_pull_ = false;  // redistributed: pull before the first step
 };
 
 }  // namespace hpdl
