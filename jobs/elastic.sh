@@ -1,12 +1,17 @@
 # Sourced by jobs/pi_cluster.sh when HPDL_RESTARTS > 0: `supervise HOSTFILE ARGS...` keeps a
-# synchronous job training when a host dies. It runs the job on the hostfile's hosts that
-# answer; when a run ends with an error and a host that ran it no longer answers, it drops
-# that host and runs the job again with --resume on the hosts left (a sync checkpoint
-# resumes on another rank count), at most HPDL_RESTARTS times and while at least
-# HPDL_MIN_HOSTS hosts answer. A host that answers again is used at the next start. Each
-# event is one line on stderr and a row in the run directory's restarts.csv. A run that
-# ends well (exit 0), is stopped on request (exit 75) or fails with every host answering
-# (a bad input, a diverged run) is not restarted.
+# job training when a host dies or a process is killed. It runs the job on the hostfile's
+# hosts that answer; when a run ends with an error and a host that ran it no longer
+# answers, it drops that host and runs the job again with --resume on the hosts left (a
+# checkpoint resumes on another rank count; a parameter server's on another worker count),
+# at most HPDL_RESTARTS times and while at least HPDL_MIN_HOSTS hosts answer. A run ended by
+# a signal (exit >= 128: a rank or mpirun killed) is restarted the same way with every host
+# answering. A host that answers again is used at the next start. Each event is one line on
+# stderr and a row in the run directory's restarts.csv. A run that ends well (exit 0), is
+# stopped on request (exit 75) or fails by hpdl's own error with every host answering (exit
+# 1: a bad input, a diverged run) is not restarted.
+# Before a restart, the last run's rank 0 must have let go of the run directory (its lock):
+# waited for up to HPDL_LOCK_WAIT_S seconds (default 60; ranks whose mpirun was killed end
+# within about 2 s).
 # A host answers when `$HPDL_RSH HOST true` succeeds within HPDL_PROBE_S seconds (default:
 # ssh in batch mode, as mpirun starts its daemons; 10 s).
 # Needs from pi_cluster.sh: hosts[] and slots[] (the hostfile), per_node, hpdl, and
@@ -72,22 +77,32 @@ supervise() {
     rc=$?
     t_end=$(date +%s.%N)
     if [ "$rc" -eq 0 ] || [ "$rc" -eq 75 ]; then rm -f "$live"; return "$rc"; fi
-    local lost=() host
+    local lost=() host what
     while read -r host _; do probe "$host" || lost+=("$host"); done <"$live"
-    if [ ${#lost[@]} -eq 0 ]; then
+    if [ ${#lost[@]} -gt 0 ]; then
+      what="lost ${lost[*]} (exit $rc)"
+    elif [ "$rc" -ge 128 ]; then
+      what="the job ended without an hpdl error (exit $rc: a rank or mpirun killed), every host answering"
+    else
       echo "pi_cluster: the job failed (exit $rc) with every host answering: not restarted" >&2
       rm -f "$live"
       return "$rc"
     fi
     restarts=$((restarts + 1))
     if [ "$restarts" -gt "$max" ]; then
-      echo "pi_cluster: lost ${lost[*]} (exit $rc) after $max restarts: giving up" >&2
+      echo "pi_cluster: $what after $max restarts: giving up" >&2
       rm -f "$live"
       return "$rc"
     fi
-    echo "pi_cluster: lost ${lost[*]} (exit $rc): restart $restarts of $max with --resume" >&2
+    echo "pi_cluster: $what: restart $restarts of $max with --resume" >&2
     [ -s "$history" ] || echo "time_unix,restart,exit,lost,hosts_before" >"$history"
     echo "$(date +%s),$restarts,$rc,${lost[*]},$n" >>"$history"
+    if [ -n "$run_dir" ] && [ -f "$run_dir/.lock" ] &&
+      ! flock -w "${HPDL_LOCK_WAIT_S:-60}" "$run_dir/.lock" true; then
+      echo "pi_cluster: $run_dir is still held by the last run's rank 0 (pid $(cat "$run_dir/.lock")) after ${HPDL_LOCK_WAIT_S:-60} s: giving up" >&2
+      rm -f "$live"
+      return "$rc"
+    fi
     [[ " ${args[*]} " == *" --resume "* ]] || args+=(--resume)
   done
 }

@@ -6,6 +6,8 @@
 # within the equivalence tests' tolerance of 1 rank trained without a loss, with one line
 # per event and a row in the run directory's restarts.csv. With every host answering, a
 # failed job is not restarted; with fewer hosts than HPDL_MIN_HOSTS the launcher gives up.
+# A link taken down with the host's processes left running, and a rank killed with every
+# host answering, are restarted the same way.
 # A Downpour job of 1 server + 3 workers that loses a worker's host finishes with 2 workers,
 # and one of 1 + 2 that loses the server's host resumes from the server's checkpoint on the
 # 2 hosts left; both end within 1 point of test accuracy of the same job without a loss.
@@ -68,6 +70,36 @@ launcher bad.log 2 2 "${args[@]}" --set run.name=bad --set optimizer.lrr=1 && { 
 grep -q "with every host answering: not restarted" bad.log && [ "$(grep -c 'ranks on' bad.log)" -eq 1 ] ||
   { echo "FAIL: a failed job was restarted"; cat bad.log; exit 1; }
 echo "too few hosts: given up in one line; a bad input with every host up: not restarted"
+
+# Host 4's link goes down with its processes left running (a cable pulled): mpirun's
+# keepalive ends the job, and it goes on on 3 hosts. Then a rank on host 3 is killed (the
+# out-of-memory killer, a stray kill) with every host answering: restarted on all 4.
+for loss in link rank; do
+  launcher "$loss.log" 2 2 "${args[@]}" --set run.name="$loss" &
+  job=$!
+  for _ in $(seq 600); do [ -f "out/$loss/checkpoint.h5" ] && break; sleep 0.1; done
+  if [ "$loss" = link ]; then
+    ip netns exec hpdl-h4 ip link set eth0 down
+    expected="lost 10.77.77.14 (exit [0-9]*): restart 1 of 2 with --resume"
+  else
+    for p in $(ip netns pids hpdl-h3); do
+      grep -qa "hpdl.train" "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p"
+    done
+    expected="the job ended without an hpdl error (exit 137: a rank or mpirun killed), every host answering: restart 1 of 2 with --resume"
+  fi
+  rc=0
+  wait $job || rc=$?
+  if [ "$loss" = link ]; then
+    # shellcheck disable=SC2046
+    kill -9 $(ip netns pids hpdl-h4) 2>/dev/null || true  # the orphans of the run it left
+    ip netns exec hpdl-h4 ip link set eth0 up
+  fi
+  [ "$rc" -eq 0 ] || { echo "FAIL: $loss: the elastic job exited $rc"; cat "$loss.log"; exit 1; }
+  grep -q "pi_cluster: $expected" "$loss.log" || { echo "FAIL: $loss: no restart line"; cat "$loss.log"; exit 1; }
+  /usr/bin/python3 "$src/tests/cli/params_equal.py" out/one/model.h5 "out/$loss/model.h5" 2e-5 ||
+    { echo "FAIL: $loss: the run differs from 1 rank"; exit 1; }
+done
+echo "a link down without a kill, and a rank killed with every host up: restarted, within 2e-5 of 1 rank"
 
 # Downpour: 1 server + 3 workers on hosts 1-4 (launched from host 1) lose host 4, a worker's;
 # 1 server + 2 workers on hosts 1-3, launched from host 4 (mpirun puts rank 0 on the first
