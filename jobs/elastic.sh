@@ -17,6 +17,39 @@
 # Needs from pi_cluster.sh: hosts[] and slots[] (the hostfile), per_node, hpdl, and
 # mpirun_args HOSTFILE RANKS (sets args[] for one mpirun).
 
+# restart_wanted WHO LAUNCHER RC RESTART MAX HISTORY HOSTS [LOST...]: whether a run that ended
+# with RC, with the hosts LOST no longer answering, is started again as restart RESTART of
+# MAX (status 0) or not (1); one line on stderr either way, and for a restart a row in
+# HISTORY (restarts.csv). Shared with the Slurm scripts (jobs/lib.sh).
+restart_wanted() {
+  local who=$1 launcher=$2 rc=$3 restart=$4 max=$5 history=$6 n=$7 what
+  shift 7
+  if [ $# -gt 0 ]; then
+    what="lost $* (exit $rc)"
+  elif [ "$rc" -ge 128 ]; then
+    what="the job ended without an hpdl error (exit $rc: a rank or $launcher killed), every host answering"
+  else
+    echo "$who: the job failed (exit $rc) with every host answering: not restarted" >&2
+    return 1
+  fi
+  if [ "$restart" -gt "$max" ]; then
+    echo "$who: $what after $max restarts: giving up" >&2
+    return 1
+  fi
+  echo "$who: $what: restart $restart of $max with --resume" >&2
+  [ -s "$history" ] || echo "time_unix,restart,exit,lost,hosts_before" >"$history"
+  echo "$(date +%s),$restart,$rc,$*,$n" >>"$history"
+}
+
+# run_dir_free WHO DIR: waits until the last run's rank 0 has let go of DIR (its lock), for
+# up to HPDL_LOCK_WAIT_S seconds; status 1, with a line naming the holder, if it has not.
+run_dir_free() {
+  [ -n "$2" ] && [ -f "$2/.lock" ] || return 0
+  flock -w "${HPDL_LOCK_WAIT_S:-60}" "$2/.lock" true && return 0
+  echo "$1: $2 is still held by the last run's rank 0 (pid $(cat "$2/.lock")) after ${HPDL_LOCK_WAIT_S:-60} s: giving up" >&2
+  return 1
+}
+
 probe() {
   # shellcheck disable=SC2086
   timeout "${HPDL_PROBE_S:-10}" ${HPDL_RSH:-ssh -o BatchMode=yes -o ConnectTimeout=5} "$1" true \
@@ -77,29 +110,11 @@ supervise() {
     rc=$?
     t_end=$(date +%s.%N)
     if [ "$rc" -eq 0 ] || [ "$rc" -eq 75 ]; then rm -f "$live"; return "$rc"; fi
-    local lost=() host what
+    local lost=() host
     while read -r host _; do probe "$host" || lost+=("$host"); done <"$live"
-    if [ ${#lost[@]} -gt 0 ]; then
-      what="lost ${lost[*]} (exit $rc)"
-    elif [ "$rc" -ge 128 ]; then
-      what="the job ended without an hpdl error (exit $rc: a rank or mpirun killed), every host answering"
-    else
-      echo "pi_cluster: the job failed (exit $rc) with every host answering: not restarted" >&2
-      rm -f "$live"
-      return "$rc"
-    fi
     restarts=$((restarts + 1))
-    if [ "$restarts" -gt "$max" ]; then
-      echo "pi_cluster: $what after $max restarts: giving up" >&2
-      rm -f "$live"
-      return "$rc"
-    fi
-    echo "pi_cluster: $what: restart $restarts of $max with --resume" >&2
-    [ -s "$history" ] || echo "time_unix,restart,exit,lost,hosts_before" >"$history"
-    echo "$(date +%s),$restarts,$rc,${lost[*]},$n" >>"$history"
-    if [ -n "$run_dir" ] && [ -f "$run_dir/.lock" ] &&
-      ! flock -w "${HPDL_LOCK_WAIT_S:-60}" "$run_dir/.lock" true; then
-      echo "pi_cluster: $run_dir is still held by the last run's rank 0 (pid $(cat "$run_dir/.lock")) after ${HPDL_LOCK_WAIT_S:-60} s: giving up" >&2
+    if ! restart_wanted pi_cluster mpirun "$rc" "$restarts" "$max" "$history" "$n" ${lost[@]+"${lost[@]}"} ||
+      ! run_dir_free pi_cluster "$run_dir"; then
       rm -f "$live"
       return "$rc"
     fi

@@ -55,9 +55,14 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
   if (report && s.from) {
     std::string redistributed;
     const int workers = comm.size() - static_cast<int>(s.cfg.distributed.servers);
-    if (s.cfg.distributed.async() && s.from->ranks != comm.size())
-      redistributed =
-          describe(redistribution(*s.from, workers, s.data.train->size(), s.cfg.train.batch));
+    // A damaged worker list is refused by the trainer on every rank, not here on rank 0.
+    if (s.cfg.distributed.async() && s.from->ranks != comm.size()) {
+      try {
+        const int64_t rows = s.data.train->size();
+        redistributed = describe(redistribution(*s.from, workers, rows, s.cfg.train.batch));
+      } catch (const std::exception&) {
+      }
+    }
     report->resumed(*s.from, s.resumed_from, s.fallback_reason, redistributed);
   }
   // Stop signals are caught from the start (a batch system may send its warning early);

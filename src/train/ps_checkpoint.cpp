@@ -189,9 +189,9 @@ WorkerState redistributed_worker(const Checkpoint& c, const WorkerRedistribution
 std::string describe(const WorkerRedistribution& r) {
   char share[16];
   std::snprintf(share, sizeof share, "%.0f%%", 100 * r.fraction);
-  return "resuming " + std::to_string(r.from_workers) + " workers' checkpoint on " +
-         std::to_string(r.to_workers) + " workers: every worker starts in epoch " +
-         std::to_string(r.epoch) + ", " + share +
+  const std::string on = r.to_workers == 1 ? "1 worker" : std::to_string(r.to_workers) + " workers";
+  return "resuming " + std::to_string(r.from_workers) + " workers' checkpoint on " + on +
+         ": every worker starts in epoch " + std::to_string(r.epoch) + ", " + share +
          " into its slice (where the slowest stood), from the servers' parameters; " +
          std::to_string(r.dropped_steps) +
          " local steps summed but not pushed were dropped, and snapshots from epoch " +

@@ -55,7 +55,7 @@ interrupt_at_checkpoint "$out/ps/checkpoint.h5" "$out/ps.log" \
 for n in 4 2; do
   cp -r "$out/ps" "$out/ps_on$n"
   $mpirun -np $n "$hpdl" train "${args[@]}" --set run.name=ps_on$n "${ps[@]}" --resume >/dev/null
-  grep -q "resuming 2 workers' checkpoint on $((n - 1)) workers: every worker starts in epoch [0-9]*, [0-9]*% into its slice" "$out/ps_on$n/log.txt" ||
+  grep -q "resuming 2 workers' checkpoint on $((n - 1)) workers*: every worker starts in epoch [0-9]*, [0-9]*% into its slice" "$out/ps_on$n/log.txt" ||
     { echo "FAIL: no line stating the redistribution on $n ranks"; cat "$out/ps_on$n/log.txt"; exit 1; }
   grep -q '"status": "complete"' "$out/ps_on$n/manifest.json"
   a=$(accuracy "$out/ps_full") b=$(accuracy "$out/ps_on$n")

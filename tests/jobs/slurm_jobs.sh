@@ -3,7 +3,8 @@
 #  (a) synchronous training, (b) parameter server, (c)+(d) a 3-line sweep array and its
 #  afterok collection job, a grid with an unknown key refused before anything is queued,
 #  and (e) a job whose time limit's --signal arrives mid-training: it checkpoints, requeues
-#  itself, resumes and ends with the parameters of an uninterrupted run.
+#  itself, resumes and ends with the parameters of an uninterrupted run; (f) with
+#  HPDL_RESTARTS, a job whose rank is killed starts again inside its allocation.
 # Prints the time from sbatch to the first training step and the sweep's table.
 # Usage: slurm_jobs.sh SOURCE_DIR HPDL FIXTURES WORK_DIR     (exit 77 = skipped)
 set -u
@@ -147,4 +148,25 @@ OMP_NUM_THREADS=1 srun -n 2 --overcommit --mpi=pmix "$hpdl" train long.toml "${w
   fail "(e) requeued job and uninterrupted run differ"
 echo "(e) job $jid: checkpointed at the signal, requeued $restarts time(s), resumed, parameters equal to an uninterrupted run"
 grep -E "checkpoint: step|stopped by|resumed from" "outputs/$jid/log.txt"
+
+# (f) HPDL_RESTARTS: a rank killed mid-run (exit >= 128, the node answering) is started
+# again inside the allocation with --resume, and the run ends with the parameters of 1 rank
+# without a kill. (One node: the path that drops a lost node cannot be taken here.)
+args=("$fx/tiny.toml" --set train.epochs=400 --set checkpoint.every_steps=20 --set train.progress=false)
+jid=$(HPDL_RESTARTS=2 sbatch --parsable -n 2 --overcommit --no-kill "$HPDL_JOBS/train.sbatch" "${args[@]}") ||
+  fail "sbatch (f)"
+for _ in $(seq 600); do [ -f "outputs/$jid/checkpoint.h5" ] && break; sleep 0.1; done
+victim=$(pgrep -f "^$hpdl train .*run.name=\"$jid\"" | tail -1)
+[ -n "$victim" ] && kill -9 "$victim" || { scancel "$jid"; fail "(f) no rank of job $jid to kill"; }
+st=$(wait_job "$jid" 120)
+[ "$st" = COMPLETED ] || fail "(f) job $jid ended $st"
+grep -q "hpdl job $jid: the job ended without an hpdl error (exit [0-9]*: a rank or srun killed), every host answering: restart 1 of 2 with --resume" "slurm-$jid.out" ||
+  fail "(f) no restart line"
+grep -q "resumed from" "outputs/$jid/log.txt" && grep -q ',1,[0-9]*,,1$' "outputs/$jid/restarts.csv" ||
+  fail "(f) no resume or no restarts.csv row"
+OMP_NUM_THREADS=1 srun -n 1 --mpi=pmix "$hpdl" train "${args[@]}" --set run.output_dir='"reference"' \
+  --set run.name='"f"' >/dev/null 2>&1 || fail "(f) reference run"
+/usr/bin/python3 "$src/tests/cli/params_equal.py" "outputs/$jid/model.h5" reference/f/model.h5 2e-5 ||
+  fail "(f) the restarted job and 1 rank differ"
+echo "(f) job $jid: a rank killed, restarted in the allocation, parameters within 2e-5 of 1 rank"
 echo "PASS"
