@@ -50,13 +50,13 @@ srun_train() {
       fi
     done
     n=${#nodes[@]}
+    if [ "$n" -lt "${HPDL_MIN_HOSTS:-1}" ]; then
+      echo "hpdl job $SLURM_JOB_ID: $n nodes answer (not: ${lost[*]}), fewer than HPDL_MIN_HOSTS=${HPDL_MIN_HOSTS:-1}: giving up" >&2
+      exit "$rc"
+    fi
     restarts=$((restarts + 1))
     restart_wanted "hpdl job $SLURM_JOB_ID" srun "$rc" "$restarts" "$max" "$run_dir/restarts.csv" \
       "$((n + ${#lost[@]}))" ${lost[@]+"${lost[@]}"} && run_dir_free "hpdl job $SLURM_JOB_ID" "$run_dir" || exit "$rc"
-    if [ "$n" -lt "${HPDL_MIN_HOSTS:-1}" ]; then
-      echo "hpdl job $SLURM_JOB_ID: $n nodes answer, fewer than HPDL_MIN_HOSTS=${HPDL_MIN_HOSTS:-1}: giving up" >&2
-      exit "$rc"
-    fi
     if [ ${#lost[@]} -gt 0 ]; then
       place=(-N "$n" -n "$((n * per_node))" -w "$(IFS=,; echo "${nodes[*]}")")
     fi
