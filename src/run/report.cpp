@@ -145,7 +145,8 @@ void RunReport::training_starts() {
 }
 
 void RunReport::resumed(const Checkpoint& from, const std::string& path,
-                        const std::string& fallback_reason, const std::string& redistributed) {
+                        const std::string& fallback_reason,
+                        const WorkerRedistribution* redistributed) {
   if (!fallback_reason.empty())
     dir_.log("warning: " + fallback_reason + ": resuming from the previous checkpoint " + path);
   dir_.log("resumed from " + path + ": epoch " + std::to_string(from.epoch) + ", " +
@@ -153,8 +154,8 @@ void RunReport::resumed(const Checkpoint& from, const std::string& path,
            std::to_string(from.global_step) + ", " + fmt("%.1f", from.elapsed_s) +
            " s trained before");
   const int64_t ranks = manifest_.value("ranks", int64_t{0});
-  if (!redistributed.empty())
-    dir_.log(redistributed);
+  if (redistributed)
+    dir_.log(describe(*redistributed));
   else if (from.ranks != ranks && virtual_shards(from) > 0)
     dir_.log("resuming " + std::to_string(from.ranks) + " ranks' checkpoint on " +
              std::to_string(ranks) + ": bit for bit (distributed.virtual_shards = " +
@@ -171,6 +172,14 @@ void RunReport::resumed(const Checkpoint& from, const std::string& path,
                                {"global_step", from.global_step},
                                {"ranks", from.ranks}};
   if (!fallback_reason.empty()) manifest_["resumed_from"]["fallback_because"] = fallback_reason;
+  if (redistributed) {
+    const WorkerRedistribution& r = *redistributed;
+    manifest_["resumed_from"]["workers_redistributed"] = {{"from_workers", r.from_workers},
+                                                          {"to_workers", r.to_workers},
+                                                          {"epoch", r.epoch},
+                                                          {"fraction", r.fraction},
+                                                          {"dropped_steps", r.dropped_steps}};
+  }
   dir_.write_atomically("manifest.json", manifest_.dump(2) + "\n");
 }
 

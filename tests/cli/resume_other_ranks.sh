@@ -58,6 +58,8 @@ for n in 4 2; do
   grep -q "resuming 2 workers' checkpoint on $((n - 1)) workers*: every worker starts in epoch [0-9]*, [0-9]*% into its slice" "$out/ps_on$n/log.txt" ||
     { echo "FAIL: no line stating the redistribution on $n ranks"; cat "$out/ps_on$n/log.txt"; exit 1; }
   grep -q '"status": "complete"' "$out/ps_on$n/manifest.json"
+  /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["resumed_from"]["workers_redistributed"]; sys.exit((r["from_workers"], r["to_workers"]) != (2, int(sys.argv[2])))' \
+    "$out/ps_on$n/manifest.json" $((n - 1)) || { echo "FAIL: the manifest lacks the redistribution on $n ranks"; exit 1; }
   a=$(accuracy "$out/ps_full") b=$(accuracy "$out/ps_on$n")
   /usr/bin/python3 -c "import sys; sys.exit(abs($a - $b) > 0.01)" ||
     { echo "FAIL: 1 + 2 resumed on $n ranks: test accuracy $b, without the stop $a"; exit 1; }

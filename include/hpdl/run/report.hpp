@@ -13,6 +13,7 @@
 #include "hpdl/run/run_dir.hpp"
 #include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/model_selection.hpp"
+#include "hpdl/train/ps_checkpoint.hpp"
 #include "hpdl/train/trainer.hpp"
 #include "hpdl/train/worker_report.hpp"
 
@@ -33,9 +34,10 @@ class RunReport {
   // Continuing an interrupted run: logs where it resumes and rewrites metrics.csv with the
   // checkpoint's epochs (rows written after that checkpoint are recomputed).
   // `fallback_reason`: why the newest checkpoint was passed over for `path` ("" if it was not).
-  // redistributed: a parameter server's checkpoint on another worker count, the rule's line.
+  // redistributed: a parameter server's checkpoint on another worker count, how the rule
+  // placed the workers (logged, and kept in the manifest's resumed_from).
   void resumed(const Checkpoint& from, const std::string& path, const std::string& fallback_reason,
-               const std::string& redistributed = "");
+               const WorkerRedistribution* redistributed = nullptr);
   // One log line per checkpoint written.
   void checkpoint(int64_t global_step, double write_s, uint64_t bytes);
   // The checkpoint settings and counts, into the manifest.
