@@ -1,6 +1,7 @@
-# Sourced by jobs/pi_cluster.sh when HPDL_RESTARTS > 0: `supervise HOSTFILE ARGS...` keeps a
-# job training when a host dies or a process is killed. It runs the job on the hostfile's
-# hosts that answer; when a run ends with an error and a host that ran it no longer
+# Sourced by jobs/pi_cluster.sh when HPDL_RESTARTS > 0, and by jobs/lib.sh for Slurm (its
+# restart_wanted and run_dir_free). `supervise HOSTFILE ARGS...` keeps a job training when a
+# host dies or a process is killed. It runs the job on the hostfile's hosts that answer; when
+# a run ends with an error and a host that ran it no longer
 # answers, it drops that host and runs the job again with --resume on the hosts left (a
 # checkpoint resumes on another rank count; a parameter server's on another worker count),
 # at most HPDL_RESTARTS times and while at least HPDL_MIN_HOSTS hosts answer. A run ended by

@@ -46,7 +46,7 @@ run() {
   t1=$(date +%s.%N)
   [ "$4" -eq 0 ] || ip netns exec "hpdl-h$4" ip link set eth0 up
   local acc
-  acc=$(/usr/bin/python3 -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["final"]["test_accuracy"])' "$work/out/$name/manifest.json")
+  acc=$(/usr/bin/python3 tests/cli/accuracy_close.py "$work/out/$name")
   local redis
   redis=$(grep -o "resuming [0-9]* workers' checkpoint on [0-9]* workers*: every worker starts in epoch [0-9]*, [0-9]*%" "$work/out/$name/log.txt" || echo "-")
   printf '| %s | %s | %.1f | %s | %s |\n' "$name" "$acc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" "${again:--}" "$redis"
