@@ -14,6 +14,7 @@
 #include "hpdl/nn/branches.hpp"
 #include "hpdl/nn/layers.hpp"
 #include "hpdl/nn/recurrent.hpp"
+#include "hpdl/plan/planner.hpp"
 
 namespace hpdl {
 namespace {
@@ -205,7 +206,7 @@ std::unique_ptr<Model> build_model(const ModelConfig& cfg, int64_t batch,
   }
   Shape input{{batch}};
   for (auto d : cfg.input) input.dims.push_back(d);
-  auto model = std::make_unique<Model>(std::move(layers), input, kernels());
+  auto model = std::make_unique<Model>(std::move(layers), input, kernels(), &execution_planner());
   const Shape& out = model->output_shape();
   if (out.rank() != 2 || out[1] != cfg.classes) {
     throw Error("model: the last layer outputs " + out.str() +

@@ -7,7 +7,7 @@
 namespace hpdl {
 Chain::Chain(std::vector<std::unique_ptr<Layer>> layers) : layers_(std::move(layers)) {}
 
-Shape Chain::setup(const Shape& in) {
+Shape Chain::setup(const Shape& in, const ChainPlanner* planner) {
   HPDL_REQUIRE(!layers_.empty(), "a chain of layers is empty");
   HPDL_REQUIRE(!layers_.back()->plan().is_view(), "layer '" + layers_.back()->name() + "' (" +
                                                       layers_.back()->kind() +
@@ -20,24 +20,25 @@ Shape Chain::setup(const Shape& in) {
   const size_t n = layers_.size();
   params_before_.assign(n + 1, false);
   for (size_t i = 1; i <= n; ++i) params_before_[i] = params_before_[i - 1] || spec_counts_[i - 1];
-  // A ReLU whose next layer takes it over, or else the layer before it, becomes a view
-  // (PlanHooks::absorb_relu, absorb_following_relu); never the chain's last layer.
-  for (size_t i = 0; i + 1 < n; ++i) {
-    if (!layers_[i]->plan().is_relu()) continue;
-    if (layers_[i + 1]->plan().absorb_relu())
-      layers_[i]->plan().fuse_into(layers_[i + 1]->name());
-    else if (i > 0 && layers_[i - 1]->plan().absorb_following_relu())
-      layers_[i]->plan().fuse_into(layers_[i - 1]->name());
-  }
-  // What the model will hold, checked before any of it is allocated: activations and their
-  // gradients here; parameters, gradients and up to two optimizer buffers in the model.
+  if (planner) set_planner(planner);
+  // What the model will hold, checked before any of it is allocated.
+  require_memory(estimated_bytes(), "the model at batch " + std::to_string(in[0]));
+  return shapes_.back();
+}
+
+void Chain::set_planner(const ChainPlanner* planner) {
+  planner_ = planner;
+  if (planner_) planner_->fuse(*this);
+}
+
+// Activations and their gradients here (none for a view); parameters, gradients and up to
+// two optimizer buffers in the model.
+uint64_t Chain::estimated_bytes() const {
   uint64_t values = 0;
-  for (size_t i = 1; i <= n; ++i)
+  for (size_t i = 1; i < shapes_.size(); ++i)
     if (!layers_[i - 1]->plan().is_view()) values += 2 * static_cast<uint64_t>(shapes_[i].numel());
   for (const auto& spec : param_specs()) values += 4 * static_cast<uint64_t>(spec.size);
-  estimated_bytes_ = values * sizeof(float);
-  require_memory(estimated_bytes_, "the model at batch " + std::to_string(in[0]));
-  return shapes_.back();
+  return values * sizeof(float);
 }
 
 std::vector<ParamSpec> Chain::param_specs() const {
@@ -82,41 +83,26 @@ void Chain::bind(const std::vector<std::span<float>>& p, const std::vector<std::
     layers_[i]->bind(std::move(lp), std::move(lg), kernels);
     if (!layers_[i]->plan().writes_param_grads()) zeroed_grads_[i] = all;
   }
-  agree_layouts(kernels);
+  use_planned_layouts(kernels);
 }
 
 LayerWork Chain::layer_work(size_t i, bool input_grad) const {
   return layers_[i]->work(layer_writes_input_grad(i, input_grad));
 }
 
-// Each activation that a layer writes in a native block and the next layer (past layers
-// that keep layouts: activations) reads in the same block, or that one side takes in any
-// block the other wants, stays in that block: no conversion to plain and back between them.
-void Chain::agree_layouts(KernelFactory& kernels) {
+// Tells each layer that reads or writes an activation in a block the planner chose. A layer
+// that keeps layouts (an activation) or is a view takes its neighbours' and is told nothing.
+void Chain::use_planned_layouts(KernelFactory& kernels) {
   const size_t n = layers_.size();
-  blocks_.assign(n + 1, 1);
-  std::vector<int64_t> in(n, 1), out(n, 1);
+  blocks_ = planner_ ? planner_->layouts(*this) : std::vector<int64_t>(n + 1, 1);
+  HPDL_REQUIRE(blocks_.size() == n + 1 && blocks_.front() == 1 && blocks_.back() == 1,
+               "a chain's plan must keep its input and output plain");
   for (size_t i = 0; i < n; ++i) {
-    if (layers_[i]->plan().is_view() || layers_[i]->plan().keeps_layout()) continue;
-    size_t j = i + 1;
-    while (j < n && layers_[j]->plan().keeps_layout()) ++j;
-    if (j == n || layers_[j]->plan().is_view()) continue;  // the chain's output, or a flatten
-    // A layer that writes any block writes plain when it reads plain: it changes the layout
-    // only on the way out of blocks (a pool turning plain into blocks would do it one
-    // channel at a time).
-    int64_t made = layers_[i]->plan().native_out_block();
-    if (made == kAnyBlock && in[i] == 1) made = 1;
-    const int64_t read = layers_[j]->plan().native_in_block();
-    int64_t block = 1;
-    if (made == kAnyBlock)
-      block = read == kAnyBlock ? 1 : read;
-    else if (read == kAnyBlock || read == made)
-      block = made;
-    out[i] = in[j] = block;
-    for (size_t k = i + 1; k <= j; ++k) blocks_[k] = block;
+    const PlanHooks& h = layers_[i]->plan();
+    if (h.is_view() || h.keeps_layout()) continue;
+    if (blocks_[i] != 1 || blocks_[i + 1] != 1)
+      layers_[i]->plan().use_blocks(blocks_[i], blocks_[i + 1], kernels);
   }
-  for (size_t i = 0; i < n; ++i)
-    if (in[i] != 1 || out[i] != 1) layers_[i]->plan().use_blocks(in[i], out[i], kernels);
 }
 
 void Chain::set_profiler(Profiler* p) {

@@ -1,5 +1,5 @@
 // Convolution and max-pooling layers ([N, C, H, W]; plain, or between the two in the
-// convolution's layout: Chain::bind): shape checks and delegation to kernels.
+// convolution's layout, as planned: plan/planner.hpp): shape checks and delegation to kernels.
 #include "hpdl/core/error.hpp"
 #include "hpdl/nn/layers.hpp"
 
@@ -52,9 +52,9 @@ Shape MaxPool2d::setup(const Shape& in) {
 void MaxPool2d::bind(std::vector<std::span<float>>, std::vector<std::span<float>>,
                      KernelFactory& k) {
   dims_.relu = relu_;
-  dims_.in_block = dims_.out_block = 1;  // plain until the chain agrees otherwise (use_blocks)
+  dims_.in_block = dims_.out_block = 1;  // plain unless the plan says otherwise (use_blocks)
   kernel_ = k.max_pool(dims_);
-  if (!relu_ || kernel_->applies_relu()) return;
+  if (!relu_ || kernel_->takes().relu) return;
   const int64_t out = dims_.batch * dims_.channels * dims_.out_h() * dims_.out_w();
   relu_k_ = k.activation(Activation::kRelu, out);
   relu_grad_ = Buffer(out, k.device());

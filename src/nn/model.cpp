@@ -10,9 +10,9 @@
 namespace hpdl {
 
 Model::Model(std::vector<std::unique_ptr<Layer>> layers, const Shape& input,
-             std::unique_ptr<KernelFactory> kernels)
+             std::unique_ptr<KernelFactory> kernels, const ChainPlanner* planner)
     : kernels_(std::move(kernels)), chain_(std::move(layers)) {
-  const Shape out = chain_.setup(input);
+  const Shape out = chain_.setup(input, planner);
   Device& dev = kernels_->device();
   input_ = Buffer(input.numel(), dev);
   input_host_ = HostMirror(dev, input_.span());

@@ -11,21 +11,41 @@
 namespace hpdl {
 
 // A key that is absent takes the default: "format" and "reason" came with format 2.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PlannedOperation, layer, kind, kernel, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PlannedOperation, layer, kind, kernel, reason,
+                                                output, gradients)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExecutionPlan, format, backend, gemm, precision,
                                                 overrides, one_thread, operations)
 
 namespace {
 
-// The layer's operation, then those of the layers inside its branches (named
+// Layer i of chain c's operation, then those of the layers inside its branches (named
 // "<layer>.<branch>.<inner layer>"): an LSTM of a residual group chooses too.
-void add_operations(const Layer& l, const std::string& name, std::vector<PlannedOperation>& ops) {
+void add_operations(const Chain& c, size_t i, const std::string& name,
+                    std::vector<PlannedOperation>& ops) {
+  const Layer& l = c.layer(i);
   const KernelChoice choice = l.kernel_choice();
-  ops.push_back({name, l.kind(), choice.kernel, choice.reason});
+  const Shape& out = c.activation_shape(i + 1);
+  const int64_t block = c.activation_block(i + 1);
+  const std::string output = l.plan().is_view() ? "view"
+                             : block == 1       ? "plain"
+                                                : block_name(block, out[1]);
+  const std::string gradients = c.spec_count(i) == 0            ? ""
+                                : l.plan().writes_param_grads() ? "written"
+                                                                : "added";
+  ops.push_back({name, l.kind(), choice.kernel, choice.reason, output, gradients});
   if (const auto* b = dynamic_cast<const Branches*>(&l))
     for (const auto& [branch, chain] : b->branches())
-      for (size_t i = 0; i < chain.size(); ++i)
-        add_operations(chain.layer(i), name + "." + branch + "." + chain.layer(i).name(), ops);
+      for (size_t k = 0; k < chain.size(); ++k)
+        add_operations(chain, k, name + "." + branch + "." + chain.layer(k).name(), ops);
+}
+
+// "a, b, c" of the operations whose `field` is `value`.
+std::string names_where(const std::vector<PlannedOperation>& ops,
+                        std::string PlannedOperation::*field, const std::string& value) {
+  std::string names;
+  for (const PlannedOperation& op : ops)
+    if (op.*field == value) names += (names.empty() ? "" : ", ") + op.layer;
+  return names;
 }
 
 }  // namespace
@@ -38,7 +58,7 @@ ExecutionPlan plan_of(const Model& model, const RunConfig& run) {
   p.overrides = kernel_choices_text(run.kernels);
   p.one_thread = model.one_thread();
   for (size_t i = 0; i < model.num_layers(); ++i)
-    add_operations(model.layer(i), model.layer(i).name(), p.operations);
+    add_operations(model.chain(), i, model.layer(i).name(), p.operations);
   return p;
 }
 
@@ -81,6 +101,17 @@ std::string ExecutionPlan::table() const {
       t += name + " chose " + op.kernel + "\n";
       if (!op.reason.empty()) t += std::string(name.size(), ' ') + " because " + op.reason + "\n";
     }
+  // Then what the planner chose across layers (outputs in a kernel's own layout, views) and
+  // which layers write their gradients rather than add to zeroed ones.
+  std::string kept;
+  for (const PlannedOperation& op : operations)
+    if (!op.output.empty() && op.output != "plain" && op.output != "view")
+      kept += (kept.empty() ? "" : ", ") + op.layer + " " + op.output;
+  if (!kept.empty()) t += "outputs kept in a kernel's layout: " + kept + "\n";
+  const std::string views = names_where(operations, &PlannedOperation::output, "view");
+  if (!views.empty()) t += "views (no storage, no work): " + views + "\n";
+  const std::string written = names_where(operations, &PlannedOperation::gradients, "written");
+  if (!written.empty()) t += "parameter gradients written, not zeroed and added: " + written + "\n";
   return t;
 }
 

@@ -18,6 +18,7 @@
 #include "hpdl/core/rng.hpp"
 #include "hpdl/nn/chain.hpp"
 #include "hpdl/nn/layers.hpp"
+#include "hpdl/plan/planner.hpp"
 #include "kernel_env.hpp"
 #include "random_values.hpp"
 
@@ -57,7 +58,7 @@ TEST_P(BlockPool, EqualsThePlainPoolInEveryPairOfBlocks) {
   const Shape out{{c.in[0], C, plain.out_h(), plain.out_w()}};
   auto ref = make_reference_kernels()->max_pool(plain);
   auto onednn = onednn_kernels();
-  ASSERT_TRUE(onednn->max_pool(plain)->takes_blocks());
+  ASSERT_TRUE(onednn->max_pool(plain)->takes().blocks);
   const std::vector<float> x = kinked_values(c.in.numel(), 1);
   std::vector<float> dy(out.numel());
   Rng rng(2, 2);
@@ -127,7 +128,7 @@ std::vector<std::unique_ptr<Layer>> named(std::vector<std::unique_ptr<Layer>> ls
 struct BoundChain {
   BoundChain(std::vector<std::unique_ptr<Layer>> layers, const Shape& in, bool plain) {
     chain = std::make_unique<Chain>(named(std::move(layers)));
-    chain->setup(in);
+    chain->setup(in, &execution_planner());
     KernelChoices choices = env_kernels();
     choices.plain_activations = plain;
     kernels = make_onednn_kernels(Precision::kF32, choices);

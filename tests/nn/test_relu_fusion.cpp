@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "hpdl/core/rng.hpp"
+#include "hpdl/nn/branches.hpp"
 #include "hpdl/nn/chain.hpp"
 #include "hpdl/nn/layers.hpp"
+#include "hpdl/plan/planner.hpp"
 #include "kernel_env.hpp"
 #include "random_values.hpp"
 
@@ -127,7 +129,7 @@ TEST(ReluFusion, DenseWithTheReluAfterItEqualsDenseThenRelu) {
 TEST(ReluFusion, ChainFusesAReluIntoAPoolAfterItOrADenseLayerBeforeIt) {
   auto setup = [](std::vector<std::unique_ptr<Layer>> ls) {
     auto chain = std::make_unique<Chain>(std::move(ls));
-    chain->setup(Shape{{2, 3, 8, 8}});
+    chain->setup(Shape{{2, 3, 8, 8}}, &execution_planner());
     return chain;
   };
   {
@@ -147,7 +149,7 @@ TEST(ReluFusion, ChainFusesAReluIntoAPoolAfterItOrADenseLayerBeforeIt) {
     auto c =
         std::make_unique<Chain>(layers(std::make_unique<Dense>(5, Init::kGlorotUniform), relu(),
                                        std::make_unique<Dense>(3, Init::kGlorotUniform)));
-    c->setup(Shape{{2, 7}});
+    c->setup(Shape{{2, 7}}, &execution_planner());
     EXPECT_TRUE(c->layer(1).plan().is_view());
     EXPECT_EQ(c->layer(1).kernel_choice().kernel, "fused into l0 (applied to its output)");
   }
@@ -159,8 +161,29 @@ TEST(ReluFusion, ChainFusesAReluIntoAPoolAfterItOrADenseLayerBeforeIt) {
     for (size_t i = 0; i < c->size(); ++i) EXPECT_FALSE(c->layer(i).plan().is_view()) << i;
     auto d =
         std::make_unique<Chain>(layers(std::make_unique<Dense>(5, Init::kGlorotUniform), relu()));
-    d->setup(Shape{{2, 7}});
+    d->setup(Shape{{2, 7}}, &execution_planner());
     EXPECT_FALSE(d->layer(1).plan().is_view());  // a dense layer and the chain's last ReLU
+  }
+  {  // without a planner every layer runs as written
+    auto c = std::make_unique<Chain>(
+        layers(std::make_unique<Conv2d>(4, 3, 1, 1), relu(), std::make_unique<MaxPool2d>(2, 2)));
+    c->setup(Shape{{2, 3, 8, 8}});
+    EXPECT_FALSE(c->layer(1).plan().is_view());
+  }
+  {  // the planner reaches the chains inside a layer: a ReLU in a branch folds there too
+    std::vector<std::pair<std::string, Chain>> branches;
+    branches.emplace_back("a",
+                          Chain(layers(std::make_unique<Dense>(5, Init::kGlorotUniform), relu(),
+                                       std::make_unique<Dense>(3, Init::kGlorotUniform))));
+    branches.emplace_back("b", Chain(layers(std::make_unique<Dense>(3, Init::kGlorotUniform))));
+    std::vector<std::unique_ptr<Layer>> outer;
+    outer.push_back(std::make_unique<Branches>(std::move(branches), Branches::Combine::kSum));
+    outer.push_back(std::make_unique<Dense>(2, Init::kGlorotUniform));
+    auto c = std::make_unique<Chain>(named(std::move(outer)));
+    c->setup(Shape{{2, 7}}, &execution_planner());
+    const auto& inner = dynamic_cast<const Branches&>(c->layer(0)).branches()[0].second;
+    EXPECT_TRUE(inner.layer(1).plan().is_view());
+    EXPECT_EQ(inner.layer(1).kernel_choice().kernel, "fused into l0 (applied to its output)");
   }
 }
 

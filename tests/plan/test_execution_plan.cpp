@@ -124,3 +124,28 @@ TEST(ExecutionPlan, TheLstmChoosesAtBindWhatItsBackwardRuns) {
     EXPECT_EQ(before.first_difference(plan_of(*m, c.run)), "") << threads << " thread(s)";
   }
 }
+
+TEST(ExecutionPlan, RecordsViewsLayoutsAndWhoWritesItsGradients) {
+  const Config c = preset("lenet_fashion_mnist");
+  const ExecutionPlan p = plan_of(*build_model(c.model, 8, c.run), c.run);
+  const auto op = [&](const std::string& layer) {
+    for (const PlannedOperation& o : p.operations)
+      if (o.layer == layer) return o;
+    ADD_FAILURE() << "no operation " << layer;
+    return PlannedOperation{};
+  };
+  // The planner's fusions: both ReLUs before a pool and the one after dense1 are views.
+  for (const char* view : {"relu1", "relu2", "flatten1", "relu3"})
+    EXPECT_EQ(op(view).output, "view") << view;
+  EXPECT_EQ(op("dense2").output, "plain");  // the model's output stays plain
+  // conv1's output is kept in its layout exactly where its kernel says so.
+  const bool kept = op("conv1").kernel.find("output kept") != std::string::npos;
+  EXPECT_EQ(op("conv1").output != "plain", kept) << op("conv1").output;
+  EXPECT_EQ(op("pool1").gradients, "");
+  EXPECT_NE(op("conv1").gradients, "");
+  EXPECT_NE(p.table().find("views (no storage, no work): relu1, relu2, flatten1, relu3\n"),
+            std::string::npos)
+      << p.table();
+  const ExecutionPlan back = ExecutionPlan::parse(p.serialise());
+  EXPECT_EQ(back.operations, p.operations);
+}

@@ -3,8 +3,9 @@
 // Implementations: reference (plain loops, the ground truth for tests), oneDNN (CPU) and
 // CUDA (cuBLAS + kernels, when built with HPDL_CUDA).
 // Layouts are plain row-major: activations N,C,H,W; dense weights O,I; conv weights O,I,KH,KW.
-// The one exception, agreed between a convolution and a max pool or another convolution
-// (Chain::bind): an activation with its channels in blocks (kernels' native blocks below).
+// The one exception, chosen by the planner between a convolution and a max pool or another
+// convolution (plan/planner.hpp): an activation with its channels in blocks (kernels' native
+// blocks below).
 // Every backward overwrites the input gradient dx (skipped when dx is null) and ADDS into
 // the parameter gradients dw, db (a dense kernel may also write them: backward_writing).
 // Kernels never allocate in forward/backward.
@@ -69,10 +70,11 @@ struct ConvDims {
 struct PoolDims {
   int64_t batch, channels, in_h, in_w, kernel, stride;
   // A ReLU on the output (a ReLU layer before the pool, fused: PlanHooks::absorb_relu). A kernel
-  // that applies it says so (MaxPoolKernel::applies_relu); for one that does not, the layer
+  // that applies it says so (MaxPoolKernel::takes); for one that does not, the layer
   // applies it with the backend's activation kernel.
   bool relu = false;
-  // The input's and the output's channel blocks (1: plain), for a kernel that takes_blocks().
+  // The input's and the output's channel blocks (1: plain), for a kernel that takes them
+  // (MaxPoolKernel::takes).
   int64_t in_block = 1, out_block = 1;
   int64_t out_h() const { return window_outputs(in_h, kernel, stride, 0); }
   int64_t out_w() const { return window_outputs(in_w, kernel, stride, 0); }
@@ -121,8 +123,10 @@ class ConvKernel {
   virtual KernelChoice choice() const { return {}; }
   // The channel blocks its passes compute x/dx (in) and y/dy (out) in: 1 when that is plain
   // or a layout without a block (it converts from and to plain on every pass).
-  virtual int64_t native_in_block() const { return 1; }
-  virtual int64_t native_out_block() const { return 1; }
+  struct NativeBlocks {
+    int64_t in = 1, out = 1;
+  };
+  virtual NativeBlocks native_blocks() const { return {}; }
   // From now on x and dx (in), y and dy (out) are in its native blocks, not plain: no
   // conversion on that side. Only for a side whose native block is not 1.
   virtual void use_native(bool in, bool out) { (void)in, (void)out; }
@@ -134,12 +138,13 @@ class MaxPoolKernel {
   // y[N,C,OH,OW]; remembers the argmax of the last forward for backward.
   virtual void forward(const float* x, float* y) = 0;
   virtual void backward(const float* dy, float* dx) = 0;
-  // True when it applies PoolDims::relu itself: y = max(0, max of the window), and dy
-  // reaches the window's maximum only where y > 0.
-  virtual bool applies_relu() const { return false; }
-  // True when it reads and writes activations in any channel blocks (PoolDims::in_block,
-  // out_block); false: plain only.
-  virtual bool takes_blocks() const { return false; }
+  // What it can take on. relu: it applies PoolDims::relu itself (y = max(0, max of the
+  // window), and dy reaches the window's maximum only where y > 0); blocks: it reads and
+  // writes activations in any channel blocks (PoolDims::in_block, out_block), not only plain.
+  struct Takes {
+    bool relu = false, blocks = false;
+  };
+  virtual Takes takes() const { return {}; }
   // Which pooling the backend chose for these dims (set by the factory that chose it); empty
   // where the backend has one.
   const KernelChoice& choice() const { return choice_; }

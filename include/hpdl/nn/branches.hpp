@@ -41,6 +41,7 @@ class Branches final : public Layer, PlanHooks {
   void run_on_own_thread() override { own_thread_ = true; }
   // For the execution plan: each branch's name and chain.
   const std::vector<std::pair<std::string, Chain>>& branches() const { return branches_; }
+  std::vector<std::pair<std::string, Chain>>& branches() { return branches_; }
 
  private:
   std::vector<std::pair<std::string, Chain>> branches_;

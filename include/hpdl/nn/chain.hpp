@@ -6,7 +6,9 @@
 // except one between a layer that writes another layout natively and the next (past layers
 // that keep layouts: activations) that reads it (PlanHooks::native_out_block): a convolution's
 // own layout into and out of a max pool, or between two convolutions joined by an
-// activation, agreed in bind(). The chain's input and output stay plain.
+// activation. Which ReLUs fold into a neighbour and which activations keep a block are the
+// planner's choices (chain_planner.hpp); the chain executes them. The chain's input and
+// output stay plain.
 #pragma once
 #include <functional>
 #include <memory>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "hpdl/core/buffer.hpp"
+#include "hpdl/nn/chain_planner.hpp"
 #include "hpdl/nn/layer.hpp"
 #include "hpdl/profile/profiler.hpp"
 
@@ -24,11 +27,17 @@ class Chain {
  public:
   explicit Chain(std::vector<std::unique_ptr<Layer>> layers);
 
-  // Sets up every layer for input `in` (shapes; memory checked); returns the output shape.
-  Shape setup(const Shape& in);
+  // Sets up every layer for input `in` (shapes), lets `planner` fold ReLUs (none: every
+  // layer runs as written, every activation plain), checks the memory; returns the output
+  // shape.
+  Shape setup(const Shape& in, const ChainPlanner* planner = nullptr);
+  // For a chain inside a layer, set up by that layer without one: the planner of the chain
+  // around it folds this chain's ReLUs now and chooses its layouts at bind.
+  void set_planner(const ChainPlanner* planner);
   // All layers' parameters in order, named "<layer>.<param>".
   std::vector<ParamSpec> param_specs() const;
-  // p, g: one span per param_specs() entry. Allocates activations on the kernels' device.
+  // p, g: one span per param_specs() entry. Allocates activations on the kernels' device;
+  // keeps each in the block the planner chose (PlanHooks::use_blocks).
   void bind(const std::vector<std::span<float>>& p, const std::vector<std::span<float>>& g,
             KernelFactory& kernels);
 
@@ -46,13 +55,15 @@ class Chain {
   // The channel block (kernels.hpp) activation i is kept in: 0 the input, size() the
   // output (both 1, plain).
   int64_t activation_block(size_t i) const { return blocks_.at(i); }
+  // Activation i's shape (0 the input, size() the output).
+  const Shape& activation_shape(size_t i) const { return shapes_.at(i); }
 
   const float* output() const { return act_.back(); }
   const Shape& input_shape() const { return shapes_.front(); }
   const Shape& output_shape() const { return shapes_.back(); }
   // Bytes of activations, their gradients, parameters, gradients and optimizer state, as
-  // estimated (and checked against the machine's memory) by setup().
-  uint64_t estimated_bytes() const { return estimated_bytes_; }
+  // estimated (and checked against the machine's memory by setup()) for the planned chain.
+  uint64_t estimated_bytes() const;
   size_t size() const { return layers_.size(); }
   // Every layer's work summed (profile/work.hpp); input_grad: the first layer's dx is wanted.
   LayerWork work(bool input_grad) const;
@@ -79,10 +90,10 @@ class Chain {
   std::vector<bool> params_before_;  // [i]: a layer before layer i has parameters (setup)
   std::vector<Buffer> act_store_, dact_store_;
   bool output_outside_ = false;  // the output lives in the caller's buffer
-  uint64_t estimated_bytes_ = 0;
+  const ChainPlanner* planner_ = nullptr;
   std::vector<float*> act_, dact_;  // act_[i]: input of layer i, resolved per call
   std::vector<int64_t> blocks_;     // blocks_[i]: activation i's channel block
-  void agree_layouts(KernelFactory& kernels);
+  void use_planned_layouts(KernelFactory& kernels);
   Profiler* profiler_ = nullptr;
   std::vector<int32_t> fwd_ids_, bwd_ids_;
   Device* device_ = &host_device();                   // the kernels' (set in bind)

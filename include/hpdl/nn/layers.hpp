@@ -95,8 +95,8 @@ class Conv2d final : public Layer, PlanHooks {
   std::vector<ParamSpec> param_specs() const override;
   void bind(std::vector<std::span<float>> p, std::vector<std::span<float>> g,
             KernelFactory& k) override;
-  int64_t native_in_block() const override { return kernel_->native_in_block(); }
-  int64_t native_out_block() const override { return kernel_->native_out_block(); }
+  int64_t native_in_block() const override { return kernel_->native_blocks().in; }
+  int64_t native_out_block() const override { return kernel_->native_blocks().out; }
   void use_blocks(int64_t in_block, int64_t out_block, KernelFactory&) override {
     kernel_->use_native(in_block != 1, out_block != 1);
   }
@@ -134,7 +134,7 @@ class MaxPool2d final : public Layer, PlanHooks {
   int64_t kernel_size_, stride_;
   PoolDims dims_{};
   std::unique_ptr<MaxPoolKernel> kernel_;
-  bool takes_blocks() const { return kernel_->takes_blocks() && !relu_k_; }
+  bool takes_blocks() const { return kernel_->takes().blocks && !relu_k_; }
   bool relu_ = false;                         // applies the ReLU it absorbed
   std::unique_ptr<ActivationKernel> relu_k_;  // the ReLU where the kernel does not apply it
   Buffer relu_grad_;                          // dy through that ReLU

@@ -33,9 +33,11 @@ struct ParamSegment {
 
 class Model {
  public:
-  // input: [N, ...] with N the per-rank batch. Sets up and binds every layer.
+  // input: [N, ...] with N the per-rank batch. Sets up and binds every layer, with the
+  // choices across layers that `planner` makes (chain_planner.hpp; none: every layer as
+  // written, every activation plain; a model built from a config has the execution planner).
   Model(std::vector<std::unique_ptr<Layer>> layers, const Shape& input,
-        std::unique_ptr<KernelFactory> kernels);
+        std::unique_ptr<KernelFactory> kernels, const ChainPlanner* planner = nullptr);
 
   // A step of less work than this (forward and backward of every layer, in floating-point
   // operations) runs its kernels on one of the rank's threads. Split over two threads, each
@@ -93,6 +95,7 @@ class Model {
   // against the machine's memory).
   uint64_t estimated_bytes() const { return chain_.estimated_bytes(); }
   const Layer& layer(size_t i) const { return chain_.layer(i); }
+  const Chain& chain() const { return chain_; }
   // Layer i's FLOPs and bytes per pass at this batch (no dx where only views come before).
   LayerWork layer_work(size_t i) const { return chain_.layer_work(i, false); }
   // Every layer's work by layer name (what the trace writer puts in layers.csv).

@@ -1,9 +1,11 @@
-// What a layer offers the chain's planning (Chain::setup and Chain::bind), apart from its
-// life cycle (layer.hpp): whether it is a view, the ReLU fusions it can take, the activation
-// layouts its kernels read and write, whether it can write its rows into a joined output,
-// whether it writes its parameter gradients. Most layers take no part and keep the defaults;
-// one that does derives from PlanHooks too and hands itself to Layer::set_plan_hooks. The
-// chain asks through Layer::plan(), so readers of a layer's life cycle never see these.
+// What a layer offers the planning of its chain (the planner, chain_planner.hpp, and the
+// chain that executes the plan), apart from its life cycle (layer.hpp): whether it is a
+// view, the ReLU fusions it can take, the activation layouts its kernels read and write,
+// whether it can write its rows into a joined output, whether it writes its parameter
+// gradients; and what it is told of the outcome. Most layers take no part and keep the
+// defaults; one that does derives from PlanHooks too and hands itself to
+// Layer::set_plan_hooks. Both ask through Layer::plan(), so readers of a layer's life cycle
+// never see these.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,12 +24,12 @@ class PlanHooks {
   // True when the output is the input viewed with another shape (no copy, no work).
   virtual bool is_view() const { return false; }
 
-  // ReLU fusion, decided by Chain::setup before bind: a ReLU followed by a layer that can
-  // apply it to its own output exactly (max pooling: max over a window and ReLU commute, and
-  // the gradient reaches the same inputs) becomes a view of its input, and that layer
-  // applies the ReLU to its output instead, a quarter of the elements after a 2x2 pool.
-  // Failing that, a layer before the ReLU may take it on (a dense layer: a post-op of its
-  // product, no pass of its own over the output).
+  // ReLU fusion, decided by the planner before bind (plan/planner.hpp): a ReLU followed by a layer
+  // that can apply it to its own output exactly (max pooling: max over a window and ReLU commute,
+  // and the gradient reaches the same inputs) becomes a view of its input, and that layer applies
+  // the ReLU to its output instead, a quarter of the elements after a 2x2 pool. Failing that, a
+  // layer before the ReLU may take it on (a dense layer: a post-op of its product, no pass of its
+  // own over the output).
   virtual bool is_relu() const { return false; }
   // Asked of the layer after a ReLU: true = it now applies the ReLU to its output.
   virtual bool absorb_relu() { return false; }
@@ -37,7 +39,7 @@ class PlanHooks {
   // Told to the ReLU whose work the layer `next` took over.
   virtual void fuse_into(const std::string& next) { (void)next; }
 
-  // Activation layouts (kernels.hpp: channel blocks), agreed by Chain::bind once every layer
+  // Activation layouts (kernels.hpp: channel blocks), chosen by the planner once every layer
   // is bound: the block the layer's kernels read x and dx in (write y and dy in) with no
   // conversion; 1 = plain NCHW (every layer but a convolution and a max pool), kAnyBlock =
   // whichever its neighbour wants (a max pool converts on the way).

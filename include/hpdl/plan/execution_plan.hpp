@@ -6,10 +6,12 @@
 // it, and a checkpoint keeps it, so that a run resumed where the plan would differ (another
 // CPU, another run.kernels) is refused with the first operation that differs.
 //
-// Today the plan is read from the layers after they are bound (Layer::kernel_choice): the
-// CPU backend's kernels choose through ordered candidate tables (kernels/candidates.hpp,
-// kernels/onednn/choices.cpp), whose reasons the plan prints; the fusions and layouts that
-// involve two layers are still agreed by the chain (nn/chain.cpp).
+// The plan is read from the layers once they are bound (Layer::kernel_choice): each kernel
+// chose through an ordered candidate table (kernels/candidates.hpp, kernels/onednn/
+// choices.cpp), whose reasons the plan prints; the fusions and layouts that involve several
+// layers were chosen by the planner (planner.hpp) and show in those kernels' words (a ReLU
+// "fused into pool1", a pool that "reads nhwc, writes nchw"). Every backend, the CUDA one
+// included, executes its model through the same planner.
 // Where a training step reads back to the host (what capturing it whole as one CUDA graph
 // must keep outside the graph): the loss value the loss kernel returns, the finite check's
 // sum of squares (train/finite_guard.cpp), the gradient buckets' host mirrors before each MPI
@@ -27,6 +29,14 @@ struct PlannedOperation {
   std::string layer, kind;
   std::string kernel;  // what the layer's kernels chose; "" where the backend has one way
   std::string reason;  // why (the candidate tables' reasons); not compared: it changes no sum
+  // Where its output lives: "view" (its input seen another way: no storage, no work; a
+  // flatten, a fused ReLU), "plain", or the channel block it is kept in ("nhwc", "nChw16c").
+  // Not compared: a kept layout computes what plain does bit for bit (and the kernels that
+  // keep it say so in their words).
+  std::string output;
+  // Its parameter gradients in a training step: "written" (no zeroing before its backward),
+  // "added" (zeroed, then added to), "" (it has none). Not compared: the sums are the same.
+  std::string gradients;
   bool operator==(const PlannedOperation&) const = default;
 };
 

@@ -129,8 +129,7 @@ class BlockMaxPool final : public MaxPoolKernel {
     }
   }
 
-  bool applies_relu() const override { return relu_; }
-  bool takes_blocks() const override { return true; }
+  Takes takes() const override { return {relu_, true}; }
 
  private:
   // One output row: x at the row's first window, y and code at its first output, both in

@@ -60,9 +60,8 @@ class TiledMaxPool final : public MaxPoolKernel {
     }
   }
 
-  bool applies_relu() const override { return relu_; }
   // Asked again with blocks, the factory makes a BlockMaxPool (block_max_pool.cpp).
-  bool takes_blocks() const override { return true; }
+  Takes takes() const override { return {relu_, true}; }
 
  private:
   // Any K: the first maximum in row-major window order.

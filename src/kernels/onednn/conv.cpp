@@ -190,8 +190,7 @@ class DnnlConv final : public ConvKernel {
                           ", its input and output kept in that layout"};
     return {choice_.kernel + kept[int(native_in_) + 2 * int(native_out_)], choice_.reason};
   }
-  int64_t native_in_block() const override { return in_block_; }
-  int64_t native_out_block() const override { return out_block_; }
+  NativeBlocks native_blocks() const override { return {in_block_, out_block_}; }
   void use_native(bool in, bool out) override {
     HPDL_REQUIRE((!in || in_block_ != 1) && (!out || out_block_ != 1),
                  "convolution: no native layout to keep");

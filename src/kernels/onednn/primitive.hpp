@@ -169,7 +169,7 @@ auto build(Engine& be, const char* what, F&& f) {
 // Kernels in files of their own.
 std::unique_ptr<BatchNormKernel> make_batch_norm(Engine& be, const BatchNormDims& d);
 // A convolution in what choices.cpp's tables choose for d under run.kernels. keep_layouts
-// false: the kernel offers no native blocks (ConvKernel::native_in_block), so every
+// false: the kernel offers no native blocks (ConvKernel::native_blocks), so every
 // activation stays plain (activations = "plain").
 std::unique_ptr<ConvKernel> make_conv(Engine& be, const ConvDims& d, const KernelChoices& run,
                                       bool keep_layouts);

@@ -143,7 +143,7 @@ class RefMaxPool final : public MaxPoolKernel {
     for (size_t o = 0; o < argmax_.size(); ++o)
       if (argmax_[o] >= 0) dx[argmax_[o]] += dy[o];
   }
-  bool applies_relu() const override { return d_.relu; }
+  Takes takes() const override { return {d_.relu, false}; }
 
  private:
   PoolDims d_;
