@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "hpdl/comm/start_bound.hpp"
 #include "hpdl/comm/watchdog.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/half.hpp"
@@ -329,8 +330,11 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   // Every rank still ends with the same sums. The user's choice wins, as above.
   setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
   int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-    throw Error("MPI_Init_thread failed");
+  {
+    const StartBound bound;  // MPI_Init waits for every rank, without a limit of its own
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+      throw Error("MPI_Init_thread failed");
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
 }
 

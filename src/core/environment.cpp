@@ -18,6 +18,10 @@ constexpr Variable kVariables[] = {
     {"SLURM_JOB_ID", "a run directory's name under a Slurm job (run_dir.cpp)"},
     {"SLURM_ARRAY_TASK_ID", "the same for one task of a job array"},
     {"HPDL_GEMM", "alias of run.kernels.gemm where the config does not set it"},
+    {"HPDL_MPI_START_S", "the bound on MPI's start, seconds (comm/start_bound.hpp)"},
+    {"OMPI_COMM_WORLD_RANK", "this process's rank before MPI has started (mpirun)"},
+    {"PMI_RANK", "the same under a PMI launcher"},
+    {"SLURM_PROCID", "the same under srun"},
 };
 
 }  // namespace

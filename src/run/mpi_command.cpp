@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "hpdl/comm/failure_relay.hpp"
+#include "hpdl/comm/start_bound.hpp"
 #include "hpdl/config/settings.hpp"
 #include "hpdl/core/error.hpp"
 
@@ -19,7 +20,8 @@ int run_under_mpi(int* argc, char*** argv, const std::function<int(Comm&)>& body
     mpi = std::make_unique<MpiSession>(argc, argv);
     relay = std::make_unique<FailureRelay>(MPI_COMM_WORLD);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hpdl: error: %s\n", e.what());
+    // Every rank fails alike before MPI (a bad HPDL_MPI_START_S): the first one says so.
+    if (launcher_rank() <= 0) std::fprintf(stderr, "hpdl: error: %s\n", e.what());
     return 1;
   }
   const int rank = mpi->world_rank();

@@ -3,7 +3,8 @@
 # the job ends, non-zero, with one line naming the waiting rank, the operation, and the
 # stopped rank. Sync (2 ranks, rank 1 stopped; 4 ranks, rank 2 stopped: the ranks that
 # arrived are not named) and Downpour (1 server + 1 worker, the worker stopped: the
-# server's loop is bounded too; and the server stopped: one line naming it). Prints the time from the stop to the end (the target is the
+# server's loop is bounded too; and the server stopped: one line naming it); a rank stopped
+# before MPI has started (HPDL_MPI_START_S). Prints the time from the stop to the end (the target is the
 # bound + 5 s; the test fails only past bound + 15 s, so a loaded machine does not fail it).
 # The run directory's manifest says "failed" with the same error, and log.txt has it.
 # Usage: stopped_rank.sh MPIRUN HPDL FIXTURES
@@ -16,10 +17,23 @@ rank_pid() {  # the pid of hpdl's rank R among the children of mpirun
     tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && { echo "$p"; return; }
   done
 }
+# Waits for JOB to end after VICTIM was stopped at T0, bounded (a hang is a failure, not a
+# stuck test); sets took, the seconds from the stop to the end. WHAT: the stop, in words.
+await_end() {  # JOB VICTIM T0 WHAT
+  for _ in $(seq $(( (bound + 15) * 10 ))); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$1" 2>/dev/null; then
+    kill -KILL "$2" "$1" 2>/dev/null
+    echo "FAIL: $name: the job still runs $((bound + 15)) s after $4"
+    exit 1
+  fi
+  kill -KILL "$2" 2>/dev/null || true
+  took=$(awk -v a="$3" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+}
 check() {  # NAME RANKS VICTIM REGEX EXTRA-ARGS...
   local name=$1 np=$2 rank=$3 regex=$4
   shift 4
   local log=$fx/stopped_$name.log
+  rm -rf "$fx/outputs/$name"  # an earlier run's log.txt would end the wait for "epoch" at once
   $mpirun -np "$np" "$hpdl" train "$fx/tiny.toml" --set run.name="$name" --overwrite \
     --set run.watchdog_s=$bound --set train.epochs=100000 "$@" >"$log" 2>&1 &
   local job=$! victim=""
@@ -31,18 +45,9 @@ check() {  # NAME RANKS VICTIM REGEX EXTRA-ARGS...
   [ -n "$victim" ] || { echo "FAIL: $name: rank $rank not found"; kill $job; cat "$log"; exit 1; }
   sleep 0.5
   kill -STOP "$victim"
-  local t0 rc=0
-  t0=$(date +%s.%N)
-  # Bounded here too: a hang is a failure, not a stuck test.
-  for _ in $(seq $(( (bound + 15) * 10 ))); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
-  if kill -0 $job 2>/dev/null; then
-    kill -KILL "$victim" $job 2>/dev/null
-    echo "FAIL: $name: the job still runs $((bound + 15)) s after rank $rank stopped"
-    exit 1
-  fi
+  local rc=0
+  await_end $job "$victim" "$(date +%s.%N)" "rank $rank stopped"
   wait $job || rc=$?
-  local took
-  took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   [ "$rc" -ne 0 ] || { echo "FAIL: $name: exit 0"; exit 1; }
   grep -Eq "$regex" "$log" || { echo "FAIL: $name: no line matching /$regex/"; cat "$log"; exit 1; }
   local lines
@@ -69,6 +74,7 @@ check downpour 2 1 "rank 0 waited [0-9.]+ s in waiting for any worker's push .*:
 # operations that cannot poll; the job still ends within the bound with one line, from the
 # first worker, naming the server (its run directory cannot say so: rank 0 is stopped).
 name=ps_server log=$fx/stopped_ps_server.log
+rm -rf "$fx/outputs/$name"
 $mpirun -np 3 "$hpdl" train "$fx/tiny.toml" --set run.name=$name --overwrite --set run.watchdog_s=$bound \
   --set train.epochs=100000 --set distributed.mode=downpour --set optimizer.name=sgd >"$log" 2>&1 &
 job=$!
@@ -80,15 +86,7 @@ done
 [ -n "$r0" ] || { echo "FAIL: $name: rank 0 not found"; kill $job; exit 1; }
 sleep 0.5
 kill -STOP "$r0"
-t0=$(date +%s.%N)
-for _ in $(seq $(( (bound + 15) * 10 ))); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
-if kill -0 $job 2>/dev/null; then
-  kill -KILL "$r0" $job 2>/dev/null
-  echo "FAIL: $name: the job still runs $((bound + 15)) s after the server stopped"
-  exit 1
-fi
-kill -KILL "$r0" 2>/dev/null || true
-took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+await_end $job "$r0" "$(date +%s.%N)" "the server stopped"
 lines=$(grep -c "hpdl: error:" "$log" || true)
 grep -Eq "hpdl: error: rank 1 waited [0-9.]+ s in .*: no answer from rank 0, the parameter server \(stopped, hung or gone\)" "$log" &&
   [ "$lines" -eq 1 ] || { echo "FAIL: $name: $lines error lines, or none naming the server"; cat "$log"; exit 1; }
@@ -98,6 +96,7 @@ echo "$name: the server stopped -> job ended in ${took} s: $(grep "hpdl: error:"
 # resumed after twice the bound, one rank a second after the other (nodes do not resume at
 # one instant), must go on: frozen time does not count against a wait.
 name=suspended log=$fx/stopped_suspended.log
+rm -rf "$fx/outputs/$name"
 $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set run.name=$name --overwrite \
   --set run.watchdog_s=$bound --set train.epochs=100000 >"$log" 2>&1 &
 job=$!
@@ -123,4 +122,28 @@ kill -0 $job 2>/dev/null && { kill -KILL $job; echo "FAIL: $name: SIGUSR1 did no
 wait $job || rc=$?
 [ "$rc" -eq 75 ] || { echo "FAIL: $name: exit $rc after SIGUSR1, not 75"; cat "$log"; exit 1; }
 echo "$name: all ranks stopped for $((2 * bound)) s and resumed -> still training $((bound + 2)) s later; SIGUSR1 -> exit 75"
+
+# A rank stopped before MPI has started (as it is launched): MPI_Init waits for every rank
+# without a limit of its own; HPDL_MPI_START_S bounds it, one line, the job ends. (Should
+# the rank get past MPI_Init first, the watchdog's line ends it instead.)
+name=at_start log=$fx/stopped_at_start.log
+rm -rf "$fx/outputs/$name"
+HPDL_MPI_START_S=$bound $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" --set run.name=$name --overwrite \
+  --set run.watchdog_s=$bound --set train.epochs=100000 >"$log" 2>&1 &
+job=$! r1=""
+for _ in $(seq 500); do
+  r1=$(rank_pid 1 $name)
+  [ -n "$r1" ] && break
+  sleep 0.01
+done
+[ -n "$r1" ] || { echo "FAIL: $name: rank 1 not found"; kill $job; exit 1; }
+kill -STOP "$r1"
+await_end $job "$r1" "$(date +%s.%N)" "rank 1 stopped at its start"
+rc=0
+wait $job || rc=$?
+lines=$(grep -c "hpdl: error:" "$log" || true)
+[ "$rc" -ne 0 ] && [ "$lines" -eq 1 ] &&
+  grep -Eq "hpdl: error: rank 0: MPI did not start within $bound s \(HPDL_MPI_START_S\)|hpdl: error: rank 0 waited" "$log" ||
+  { echo "FAIL: $name: exit $rc, $lines error lines"; cat "$log"; exit 1; }
+echo "$name: rank 1 stopped at its start -> job ended in ${took} s, exit $rc: $(grep "hpdl: error:" "$log")"
 echo "PASS"
