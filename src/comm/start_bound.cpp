@@ -1,7 +1,6 @@
 // The bound on MPI's start (start_bound.hpp).
 #include "hpdl/comm/start_bound.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +8,7 @@
 
 #include "hpdl/core/environment.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/running_clock.hpp"
 
 namespace hpdl {
 namespace {
@@ -38,18 +38,13 @@ StartBound::StartBound() {
   const int rank = launcher_rank();
   thread_ = std::thread([this, limit, rank] {
     const double wait = limit + (rank == 0 ? 0.0 : 2.0);
-    // Counted in slices, each at most twice its length: time this process did not run at
-    // all (kill -STOP; mpirun continues a stopped rank before it ends it) does not count.
-    using Clock = std::chrono::steady_clock;
-    constexpr std::chrono::duration<double> kSlice(0.25);
-    double waited = 0;
+    // Time this process did not run at all (kill -STOP; mpirun continues a stopped rank
+    // before it ends it) does not count: the clock is read every quarter second.
+    RunningClock clock;
+    const int64_t start = clock.now_ns();
     std::unique_lock<std::mutex> lock(mutex_);
-    while (waited < wait) {
-      const auto t0 = Clock::now();
-      if (started_.wait_for(lock, kSlice, [this] { return done_; })) return;
-      const std::chrono::duration<double> slice = Clock::now() - t0;
-      waited += std::min(slice.count(), 2 * kSlice.count());
-    }
+    while ((clock.now_ns() - start) * 1e-9 < wait)
+      if (started_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) return;
     std::fprintf(stderr,
                  "hpdl: error: rank %d: MPI did not start within %g s (HPDL_MPI_START_S): "
                  "another rank of the job did not start, or is stopped or hung\n",

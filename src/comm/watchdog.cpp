@@ -11,7 +11,6 @@
 
 #include "hpdl/comm/failure_relay.hpp"
 #include "hpdl/comm/progress_board.hpp"
-#include "hpdl/core/timeline.hpp"
 
 namespace hpdl {
 
@@ -26,20 +25,6 @@ Watchdog::~Watchdog() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-}
-
-int64_t Watchdog::running_ns() {
-  constexpr int64_t kFrozenGap_ns = 1'500'000'000;
-  const int64_t now = HostTimeline::now();
-  int64_t seen = seen_ns_.load(std::memory_order_relaxed);
-  while (now > seen) {
-    if (seen_ns_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
-      if (seen > 0 && now - seen > kFrozenGap_ns)
-        frozen_ns_.fetch_add(now - seen, std::memory_order_relaxed);
-      break;
-    }
-  }
-  return now - frozen_ns_.load(std::memory_order_relaxed);
 }
 
 void Watchdog::attach(ProgressBoard* board) {

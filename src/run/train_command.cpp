@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "hpdl/builder/builder.hpp"
 #include "hpdl/comm/comm.hpp"
@@ -53,18 +54,16 @@ double trace_writing_bound_s(int64_t bytes) { return static_cast<double>(bytes) 
 int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport* report,
                  std::string& page_dir) {
   if (report && s.from) {
-    WorkerRedistribution r;
-    bool redistributed = false;
+    std::optional<WorkerRedistribution> r;
     const int workers = comm.size() - static_cast<int>(s.cfg.distributed.servers);
     // A damaged worker list is refused by the trainer on every rank, not here on rank 0.
     if (s.cfg.distributed.async() && s.from->ranks != comm.size()) {
       try {
         r = redistribution(*s.from, workers, s.data.train->size(), s.cfg.train.batch);
-        redistributed = true;
       } catch (const std::exception&) {
       }
     }
-    report->resumed(*s.from, s.resumed_from, s.fallback_reason, redistributed ? &r : nullptr);
+    report->resumed(*s.from, s.resumed_from, s.fallback_reason, r ? &*r : nullptr);
   }
   // Stop signals are caught from the start (a batch system may send its warning early);
   // with on_signal off they get their default action back and end the job.

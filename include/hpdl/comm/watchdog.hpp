@@ -15,6 +15,8 @@
 #include <string>
 #include <thread>
 
+#include "hpdl/core/running_clock.hpp"
+
 namespace hpdl {
 
 class FailureRelay;
@@ -60,9 +62,8 @@ class Watchdog {
 
  private:
   void watch();
-  // A steady clock that stands still while the process is frozen: a gap of over 1.5 s
-  // between two readings (the thread reads it every 0.5 s) is taken as frozen time.
-  int64_t running_ns();
+  // Stands still while the process is frozen (the thread reads it every 0.5 s).
+  int64_t running_ns() { return clock_.now_ns(); }
   [[noreturn]] void expire(double waited, const std::string& late) const;
 
   std::atomic<double> limit_s_;
@@ -73,11 +74,10 @@ class Watchdog {
   std::atomic<const char*> awaited_{nullptr};
   std::atomic<bool> awaited_reports_{true};
   std::atomic<int64_t> polled_at_ns_{0};  // the main thread's last poll()
-  std::atomic<int64_t> seen_ns_{0};       // running_ns(): the latest steady-clock reading
-  std::atomic<int64_t> frozen_ns_{0};     // running_ns(): time the process was frozen
-  std::atomic<bool> naming_{false};       // poll() is reading the board
-  ProgressBoard* board_ = nullptr;        // written under mu_, which the thread holds while awake
-  FailureRelay* relay_ = nullptr;         // main thread only
+  RunningClock clock_;
+  std::atomic<bool> naming_{false};  // poll() is reading the board
+  ProgressBoard* board_ = nullptr;   // written under mu_, which the thread holds while awake
+  FailureRelay* relay_ = nullptr;    // main thread only
   std::function<void(const std::string&)> hook_;
   mutable std::atomic<bool> expiring_{false};
   std::mutex mu_;
