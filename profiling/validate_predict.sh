@@ -18,7 +18,7 @@
 # Each point's forecast comes with its range (prediction.csv's step_s_low/high): the table
 # says whether the measured step lies inside it and what share of the recorded steps do.
 # TABLE_OUT=FILE appends the points to FILE (profiling/validate_grid.sh collects them).
-# SAVE=DIR keeps the calibrations, the profiles and the measured table there, so that the
+# SAVE=DIR keeps the calibrations, the profiles, the measured runs and table there, so that the
 # predictions can be made again without the cluster (`hpdl predict DIR/runs/M_profile
 # --network DIR/net_RATE.json --ranks H`).
 # A model may carry a synchronous variant of profiling/variants.sh as a suffix (mlp_bf16,
@@ -109,6 +109,6 @@ done
 if [ -n "$save" ]; then
   mkdir -p "$save/runs"
   cp "$table" "$work"/net_*.json "$save/"
-  cp -r "$work"/runs/*_profile "$save/runs/"
+  cp -r "$work"/runs/* "$save/runs/"
 fi
 /usr/bin/python3 profiling/predict_errors.py "$cores" "$table"
