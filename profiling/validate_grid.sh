@@ -9,7 +9,10 @@
 # (a budget of 0.25 core up to 8 hosts, 0.5 up to 4, 1 core and unbudgeted up to 2), both
 # links at 0.25 core, 1 Gbit elsewhere. A cell is "BUDGET:HOSTS:RATES" (BUDGET "none": no
 # quota, the hosts share this machine's cores).
-# Usage: [MODELS="mlp mlp_bf16 mlp_diloco16 mlp_downpour lenet har"] [STEPS=30]
+# SAVE=DIR keeps each cell's calibrations, profiles, runs and table in DIR/cellK (K from 1),
+# as validate_predict.sh's SAVE does: forecasts can be made again from them (a changed model
+# against the same measurements).
+# Usage: [MODELS="mlp mlp_bf16 mlp_diloco16 mlp_downpour lenet har"] [STEPS=30] [SAVE=DIR]
 #        [GRID="0.25:1 2 4 8:100mbit 1gbit;..."] profiling/validate_grid.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,12 +25,15 @@ start=$(date +%s)
 echo "$(cpu_line)"
 echo "models: $models; ${STEPS:-30} steps a run"
 IFS=';' read -ra cells <<<"$grid"
+k=0
 for cell in "${cells[@]}"; do
+  k=$((k + 1))
   IFS=':' read -r budget hosts rates <<<"$cell"
   echo "cell: budget $budget, hosts $hosts, links $rates ($(( $(date +%s) - start )) s so far)" >&2
   quota=()
   [ "$budget" = none ] || quota=(CPUS_PER_HOST="$budget")
   env "${quota[@]}" HOSTS="$hosts" RATES="$rates" MODELS="$models" TABLE_OUT="$points" \
+    SAVE="${SAVE:+$SAVE/cell$k}" \
     bash profiling/validate_predict.sh >/dev/null
 done
 /usr/bin/python3 profiling/predict_errors.py "$(nproc)" "$points"

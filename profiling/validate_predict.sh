@@ -14,7 +14,8 @@
 # bench_scaling.sh runs it): the profile is taken on whole cores of this machine, outside the
 # cluster (a parameter-server profile on 2 ranks), predict takes the cores per host from the
 # calibration, no point is oversubscribed, and measured steps are means (under a quota a few
-# steps absorb the throttled time).
+# steps absorb the throttled time). PERIOD_US sets the budget's quota period (netns_cluster.sh's
+# --period-us, 10000 by default; at least 1 ms of quota per period).
 # Each point's forecast comes with its range (prediction.csv's step_s_low/high): the table
 # says whether the measured step lies inside it and what share of the recorded steps do.
 # TABLE_OUT=FILE appends the points to FILE (profiling/validate_grid.sh collects them).
@@ -70,7 +71,7 @@ table=$work/table.txt
 # would share this machine's cores among hosts that no point runs, and the calibration would
 # measure that sharing (its per-host CPU share) for every point.
 n_hosts=$(printf '%s\n' $hosts_list 2 | sort -n | tail -1)
-$cluster up "$n_hosts" --rate 100mbit ${budget:+--cpus-per-host "$budget"} >/dev/null
+$cluster up "$n_hosts" --rate 100mbit ${budget:+--cpus-per-host "$budget"} ${PERIOD_US:+--period-us "$PERIOD_US"} >/dev/null
 for rate in $rates; do
   for i in $(seq 1 "$n_hosts"); do $cluster rate "$i" "$rate" >/dev/null; done
   echo "calibrating the $n_hosts-host cluster at $rate ..." >&2
