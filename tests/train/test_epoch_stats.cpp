@@ -1,5 +1,8 @@
 // EpochStats' field table: metrics.csv and the checkpoint's history.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
 
 #include "hpdl/data/h5_util.hpp"
 #include "hpdl/train/checkpoint.hpp"
@@ -19,7 +22,9 @@ TEST(EpochStatsTable, CsvAndCheckpointHistoryFollowTheFieldTable) {
             "train_s,elapsed_s,lr,val_loss,val_accuracy,val_f1");
   EXPECT_EQ(epoch_csv_row(s), "3,40,0.5,,,,100,0,0,0,0.01,0.25,0.75,0.5");
 
-  const std::string path = ::testing::TempDir() + "/hpdl_history_checkpoint.h5";
+  // One file per process: ctest runs the unit tests in several configurations at once.
+  const std::string path =
+      ::testing::TempDir() + "/hpdl_history_checkpoint_" + std::to_string(getpid()) + ".h5";
   Checkpoint c;
   c.model = "w:1", c.mode = "sync", c.optimizer = "sgd", c.params = {1.0f};
   c.history = {s, s};
