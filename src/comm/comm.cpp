@@ -28,6 +28,24 @@ Comm::Comm(MPI_Comm comm) : comm_(comm) {
   HPDL_CHECK_MPI(MPI_Comm_size(comm_, &size_));
 }
 
+void Comm::leave_out(const std::vector<int>& ranks) {
+  if (ranks.empty()) return;
+  constexpr int kTag = 0x4c4f;  // "LO": the ranks that stay agree on a new communicator
+  MPI_Group all = MPI_GROUP_NULL, kept = MPI_GROUP_NULL;
+  HPDL_CHECK_MPI(MPI_Comm_group(comm_, &all));
+  HPDL_CHECK_MPI(MPI_Group_excl(all, static_cast<int>(ranks.size()), ranks.data(), &kept));
+  MPI_Comm next = MPI_COMM_NULL;
+  HPDL_CHECK_MPI(MPI_Comm_create_group(comm_, kept, kTag, &next));
+  MPI_Group_free(&kept);
+  MPI_Group_free(&all);
+  HPDL_REQUIRE(next != MPI_COMM_NULL, "this rank was left out of its own communicator");
+  comm_ = next;
+  HPDL_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  HPDL_CHECK_MPI(MPI_Comm_rank(comm_, &rank_));
+  HPDL_CHECK_MPI(MPI_Comm_size(comm_, &size_));
+  lost_ranks_ = true;
+}
+
 namespace {
 // MPI counts are int: every call moves at most this many elements at once.
 constexpr int64_t kPiece = int64_t{1} << 30;

@@ -131,6 +131,7 @@ void read_distributed(TableReader& root, const std::string& where, DistributedCo
   d.dc_ms_decay = r.get_double("dc_ms_decay", d.dc_ms_decay, 0.0, 1.0);
   d.dc_eps = r.get_double("dc_eps", d.dc_eps, 1e-30, 1.0);
   d.poll_us = r.get_double("poll_us", d.poll_us, 0.0, 1e6);
+  d.min_workers = r.get_int("min_workers", d.min_workers, 1, 1 << 20);
   d.virtual_shards = r.get_int("virtual_shards", d.virtual_shards, 0, 1 << 16);
   r.finish();
 }

@@ -40,6 +40,8 @@ StalenessSummary summarize_staleness(const std::vector<int64_t>& hist) {
 
 ParamShards::ParamShards(const Comm& comm, int servers, std::span<const float> initial)
     : comm_(comm),
+      rank_(comm.rank()),
+      raw_(comm.raw()),
       servers_(servers),
       workers_(comm.size() - servers),
       readers_(comm.size() - servers + 1),
@@ -86,6 +88,7 @@ ParamShards::ParamShards(const Comm& comm, int servers, std::span<const float> i
       control_.assign(size_t(readers_) * kControl, 0);
       replies_.assign(2 * size_t(readers_), MPI_REQUEST_NULL);
       reply_values_.assign(2 * size_t(readers_), 0);
+      dropped_.assign(workers_, false);
     }
   }
   comm.barrier();
@@ -107,15 +110,15 @@ float* ParamShards::own_floats(MPI_Aint disp) const {
   return reinterpret_cast<float*>(base_ + disp);
 }
 
-int ParamShards::reader_index() const { return is_server() ? workers_ : comm_.rank() - servers_; }
+int ParamShards::reader_index() const { return is_server() ? workers_ : rank_ - servers_; }
 
 std::span<float> ParamShards::own_shard() {
-  const int me = comm_.rank();
+  const int me = rank_;
   return {own_floats(shard_disp()), static_cast<size_t>(shard_size(me))};
 }
 
 std::span<float> ParamShards::pulled_copy(int reader) {
-  const int me = comm_.rank();
+  const int me = rank_;
   return {own_floats(pulled_disp(me, reader)), static_cast<size_t>(shard_size(me))};
 }
 
@@ -124,6 +127,11 @@ void ParamShards::open() { open_ = true; }
 void ParamShards::close() {
   if (closed_) return;
   closed_ = true;
+  if (dropped_any_) {
+    // A dropped worker never receives its replies nor joins a collective free.
+    for (MPI_Request& r : replies_) Comm::release(r);
+    return;
+  }
   // Every reply was received: each reader waited for its last one.
   HPDL_CHECK_MPI(
       MPI_Waitall(static_cast<int>(replies_.size()), replies_.data(), MPI_STATUSES_IGNORE));
@@ -170,7 +178,7 @@ void ParamShards::sync_own() {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return;
   }
-  const int me = comm_.rank();
+  const int me = rank_;
   lock(me);
   HPDL_CHECK_MPI(MPI_Win_sync(wins_[me]));
   unlock(me);
@@ -181,11 +189,15 @@ int64_t ParamShards::await_reply(int s, int tag, RmaStats& st) {
   const double t0 = MPI_Wtime();
   int64_t v = 0;
   MPI_Request req = MPI_REQUEST_NULL;
-  HPDL_CHECK_MPI(MPI_Irecv(&v, 1, MPI_INT64_T, s, tag, comm_.raw(), &req));
+  HPDL_CHECK_MPI(MPI_Irecv(&v, 1, MPI_INT64_T, s, tag, raw_, &req));
   int done = 0;
   IdleWait idle(comm_.idle_policy());
   while (true) {
     HPDL_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done && v == kLeave)
+      throw LeftJob(
+          "the parameter servers dropped this worker (silent for over half of "
+          "run.watchdog_s); it leaves, the others go on");
     if (done) break;
     // Where ranks share cores, the server needs this one's.
     if (comm_.idle_policy().sleep)
@@ -203,13 +215,12 @@ void ParamShards::reply(int reader, int tag, int64_t value) {
   HPDL_CHECK_MPI(MPI_Wait(&replies_[k], MPI_STATUS_IGNORE));
   reply_values_[k] = value;
   const int dest = reader < workers_ ? servers_ + reader : 0;
-  HPDL_CHECK_MPI(
-      MPI_Isend(&reply_values_[k], 1, MPI_INT64_T, dest, tag, comm_.raw(), &replies_[k]));
+  HPDL_CHECK_MPI(MPI_Isend(&reply_values_[k], 1, MPI_INT64_T, dest, tag, raw_, &replies_[k]));
 }
 
 void ParamShards::pull(std::span<float> params, std::span<int64_t> versions, RmaStats& st) {
   const double t0 = MPI_Wtime();
-  const int me = comm_.rank(), r = reader_index();
+  const int me = rank_, r = reader_index();
   // Every request first, so that the servers copy their shards in parallel.
   for (int s = 0; s < servers_; ++s)
     if (s != me) fetch_add(s, control_disp(r, kPullReq), 1);
@@ -252,7 +263,7 @@ void ParamShards::push(std::span<const float> g, float lr, std::span<int64_t> pr
 }
 
 int64_t ParamShards::serve(const Apply& apply) {
-  const int me = comm_.rank();
+  const int me = rank_;
   poll();
   // Every reader's control words (atomic loads), then the float areas they announce.
   sync_own();
@@ -263,6 +274,7 @@ int64_t ParamShards::serve(const Apply& apply) {
   float* shard = own_floats(shard_disp());
   int64_t served = 0;
   for (int r = 0; r < readers_; ++r) {
+    if (r < workers_ && dropped_[r]) continue;
     const int64_t* c = control_.data() + size_t(r) * kControl;
     if (r < workers_ && c[kPushSeq] > applied_pushes_[r]) {
       float lr = 0;
@@ -283,8 +295,66 @@ int64_t ParamShards::serve(const Apply& apply) {
   return served;
 }
 
+ParamShards::WorkerWords ParamShards::worker_words(int worker) {
+  HPDL_REQUIRE(rank_ == 0, "only server 0 keeps the workers' words");
+  sync_own();
+  const auto* c = reinterpret_cast<int64_t*>(base_ + control_disp(worker, kPullReq));
+  WorkerWords w;
+  w.requests = __atomic_load_n(c + kPullReq, __ATOMIC_ACQUIRE) +
+               __atomic_load_n(c + kPushSeq, __ATOMIC_ACQUIRE);
+  w.pauses = __atomic_load_n(c + kPauses, __ATOMIC_ACQUIRE);
+  int64_t state = __atomic_load_n(c + kStateWord, __ATOMIC_ACQUIRE);
+  if ((w.gone = state < 0)) state -= kGoneMark;
+  w.done = state >= kDone;
+  w.epochs = state % kDone;
+  return w;
+}
+
+void ParamShards::count_epochs_of_mine(int64_t n) {
+  if (n != 0) fetch_add(0, control_disp(reader_index(), kStateWord), n);
+}
+void ParamShards::count_pause_of_mine() { fetch_add(0, control_disp(reader_index(), kPauses), 1); }
+void ParamShards::count_done_of_mine() {
+  fetch_add(0, control_disp(reader_index(), kStateWord), kDone);
+}
+
+void ParamShards::drop(int worker) {
+  HPDL_REQUIRE(is_server() && worker >= 0 && worker < workers_, "drop: not a server's worker");
+  if (dropped_[worker]) return;
+  dropped_[worker] = dropped_any_ = true;
+  if (rank_ == 0) {
+    sync_own();
+    __atomic_fetch_add(reinterpret_cast<int64_t*>(base_ + control_disp(worker, kStateWord)),
+                       kGoneMark, __ATOMIC_ACQ_REL);
+    __atomic_fetch_add(reinterpret_cast<int64_t*>(base_ + kGone * sizeof(int64_t)), 1,
+                       __ATOMIC_ACQ_REL);
+    sync_own();
+  }
+  // Both kinds of reply, so that whatever it waits for next tells it to leave. (The last
+  // reply is not waited for: the worker may be dead.)
+  for (int tag : {kTagPullDone, kTagPushDone}) {
+    const size_t k = 2 * size_t(worker) + (tag == kTagPushDone ? 1 : 0);
+    static const int64_t leave = kLeave;
+    Comm::release(replies_[k]);
+    HPDL_CHECK_MPI(MPI_Isend(&leave, 1, MPI_INT64_T, servers_ + worker, tag, raw_, &replies_[k]));
+  }
+}
+
+std::vector<int> ParamShards::gone_workers() {
+  std::vector<int> gone;
+  if (read(0, kGone) > 0) {
+    for (int w = 0; w < workers_; ++w) {
+      const int64_t state = rank_ == 0 ? own_word(control_disp(w, kStateWord))
+                                       : fetch_add(0, control_disp(w, kStateWord), 0);
+      if (state < 0) gone.push_back(w);
+    }
+  }
+  if (!gone.empty()) dropped_any_ = true;
+  return gone;
+}
+
 void ParamShards::add(int server, Counter c, int64_t v) {
-  if (server == comm_.rank()) {
+  if (server == rank_) {
     sync_own();
     __atomic_fetch_add(reinterpret_cast<int64_t*>(base_ + c * sizeof(int64_t)), v,
                        __ATOMIC_ACQ_REL);
@@ -295,12 +365,12 @@ void ParamShards::add(int server, Counter c, int64_t v) {
 }
 
 int64_t ParamShards::read(int server, Counter c) {
-  if (server == comm_.rank()) return c == kVersion ? version_ : own_word(c * sizeof(int64_t));
+  if (server == rank_) return c == kVersion ? version_ : own_word(c * sizeof(int64_t));
   return fetch_add(server, c * sizeof(int64_t), 0);
 }
 
 void ParamShards::set_own(Counter c, int64_t v) {
-  const int me = comm_.rank();
+  const int me = rank_;
   HPDL_REQUIRE(me < servers_ && !open_, "only a server sets its own counters, before open()");
   HPDL_CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, wins_[me]));
   HPDL_CHECK_MPI(MPI_Put(&v, 1, MPI_INT64_T, me, c * sizeof(int64_t), 1, MPI_INT64_T, wins_[me]));
@@ -310,7 +380,7 @@ void ParamShards::set_own(Counter c, int64_t v) {
 
 void ParamShards::poll() {
   int flag = 0;
-  HPDL_CHECK_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_.raw(), &flag, MPI_STATUS_IGNORE));
+  HPDL_CHECK_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, raw_, &flag, MPI_STATUS_IGNORE));
 }
 
 }  // namespace hpdl

@@ -30,6 +30,9 @@ int64_t check_job_layout(const Config& cfg, const H5Split& train, int rank, int 
                                       " leaves no worker among " + std::to_string(ranks) +
                                       " ranks (servers must be < ranks)");
   const int workers = ranks - static_cast<int>(d.servers);
+  HPDL_REQUIRE(d.min_workers <= workers,
+               "distributed.min_workers = " + std::to_string(d.min_workers) + " is more than the " +
+                   std::to_string(workers) + " workers of this job");
   if (rank >= d.servers)
     ShardPlan(train.size(), cfg.train.batch, rank - static_cast<int>(d.servers), workers);
   return cfg.train.batch;  // every worker's own batch

@@ -28,7 +28,20 @@ int run_under_mpi(int* argc, char*** argv, const std::function<int(Comm&)>& body
   try {
     Comm comm(MPI_COMM_WORLD);
     comm.relay_failures_through(relay.get());
-    return body(comm);  // the session finalizes MPI
+    const int rc = body(comm);
+    if (comm.lost_ranks()) {
+      // The job lost a rank on the way (a dropped parameter-server worker): MPI's teardown
+      // would wait for it, so this process ends without it.
+      (void)relay.release();
+      mpi->end_without_finalize();
+    }
+    return rc;  // the session finalizes MPI
+  } catch (const LeftJob& e) {
+    // The others dropped this rank and finished without it: it ends alone, quietly.
+    std::fprintf(stderr, "hpdl: rank %d: %s\n", rank, e.what());
+    (void)relay.release();
+    mpi->end_without_finalize();
+    return 0;
   } catch (const AgreedError& e) {
     // Every rank holds the same message: rank 0 prints it, all end together.
     if (rank == 0) std::fprintf(stderr, "hpdl: error: %s\n", e.what());

@@ -220,11 +220,12 @@ void RunReport::failed(const std::string& error) {
 }
 
 void RunReport::parameter_server(const Config& cfg, const std::vector<WorkerReport>& workers,
-                                 const std::vector<int64_t>& pushes_at_first_done) {
+                                 const std::vector<int64_t>& pushes_at_first_done,
+                                 const std::vector<PsServer::Left>& left) {
   std::ostringstream csv, hist;
   csv << "rank,steps,pulls,pushes,pull_s,push_s,server_wait_s,max_push_s,work_s,rma_fraction,"
-         "pull_ms,push_ms,staleness_mean,staleness_p95,pushes_at_first_done\n";
-  size_t k = 0;
+         "pull_ms,push_ms,staleness_mean,staleness_p95,pushes_at_first_done,left_s\n";
+  const int64_t servers = cfg.distributed.servers;
   double max_push = 0;
   hist << "rank,staleness,pushes\n";
   std::vector<int64_t> all;  // the histogram over all workers
@@ -235,9 +236,12 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<WorkerRepo
     csv << w.rank << "," << w.steps << "," << w.pulls << "," << w.pushes << "," << w.pull_s << ","
         << w.push_s << "," << w.server_wait_s << "," << w.max_push_s << "," << w.work_s << ","
         << w.rma_fraction << "," << 1e3 * w.pull_s / pulls << "," << 1e3 * w.push_s / n_push << ","
-        << w.staleness_mean << "," << w.staleness_p95 << ","
-        << (k < pushes_at_first_done.size() ? std::to_string(pushes_at_first_done[k]) : "") << "\n";
-    ++k;
+        << w.staleness_mean << "," << w.staleness_p95 << ",";
+    const size_t k = static_cast<size_t>(w.rank - servers);  // the worker's index
+    csv << (k < pushes_at_first_done.size() && pushes_at_first_done[k] >= 0
+                ? std::to_string(pushes_at_first_done[k])
+                : "")
+        << ",\n";
     max_push = std::max(max_push, w.max_push_s);
     const std::vector<int64_t>& h = r.staleness_histogram;
     if (all.size() < h.size()) all.resize(h.size(), 0);
@@ -245,6 +249,14 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<WorkerRepo
       if (h[t]) hist << w.rank << "," << t << "," << h[t] << "\n";
       all[t] += h[t];
     }
+  }
+  nlohmann::json gone = nlohmann::json::array();
+  for (const PsServer::Left& l : left) {
+    const int64_t rank = servers + l.worker;
+    csv << rank << ",,"
+        << "," << l.pushes << std::string(12, ',') << l.t << "\n";
+    gone.push_back(
+        {{"rank", rank}, {"left_s", l.t}, {"pushes", l.pushes}, {"silent_s", l.silent_s}});
   }
   const StalenessSummary stale = summarize_staleness(all);
   const double mean = stale.mean;
@@ -262,9 +274,11 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<WorkerRepo
            "% of worker time (ps_workers.csv, staleness.csv)");
   // Fairness: how evenly the servers served the workers while all were still training.
   nlohmann::json fairness = {{"max_push_s", max_push}};
-  if (!pushes_at_first_done.empty()) {
-    const auto [lo, hi] =
-        std::minmax_element(pushes_at_first_done.begin(), pushes_at_first_done.end());
+  std::vector<int64_t> at_first_done;  // of the workers that stayed
+  for (int64_t p : pushes_at_first_done)
+    if (p >= 0) at_first_done.push_back(p);
+  if (!at_first_done.empty()) {
+    const auto [lo, hi] = std::minmax_element(at_first_done.begin(), at_first_done.end());
     fairness["pushes_at_first_done_min"] = *lo;
     fairness["pushes_at_first_done_max"] = *hi;
     dir_.log("fairness: when the first worker finished, the others had pushed " +
@@ -275,7 +289,7 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<WorkerRepo
       {"mode", d.mode},       {"servers", d.servers},     {"workers", workers.size()},
       {"n_fetch", d.n_fetch}, {"n_push", d.n_push},       {"staleness_mean", mean},
       {"staleness_p95", p95}, {"rma_fraction_mean", rma}, {"per_worker", workers},
-      {"fairness", fairness}};
+      {"fairness", fairness}, {"workers_left", gone}};
 }
 
 void RunReport::profile(const ProfileConfig& cfg, const TraceSummary& t) {

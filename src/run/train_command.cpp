@@ -51,7 +51,7 @@ double trace_writing_bound_s(int64_t bytes) { return static_cast<double>(bytes) 
 
 // Training and its outputs; `report` is rank 0's (null elsewhere). Returns the exit code.
 // page_dir: set on rank 0 of a profiled run that completed, whose report page is then due.
-int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport* report,
+int run_training(TrainSetup& s, Comm& comm, Watchdog& watchdog, RunReport* report,
                  std::string& page_dir) {
   if (report && s.from) {
     std::optional<WorkerRedistribution> r;
@@ -171,7 +171,8 @@ int run_training(TrainSetup& s, const Comm& comm, Watchdog& watchdog, RunReport*
       WatchdogScope guard(watchdog, "worker report gather", ps->steps());
       workers = gather_worker_reports(comm, ps->worker_report());
     }
-    if (report) report->parameter_server(s.cfg, workers, ps->pushes_at_first_done());
+    if (report)
+      report->parameter_server(s.cfg, workers, ps->pushes_at_first_done(), ps->workers_left());
   }
   finish(history, trainer->final_model(), trainer->last_confusion(), trainer->steps());
   if (report && prof) page_dir = s.out->path();
@@ -213,6 +214,8 @@ int train_bounded(const TrainArgs& args, Comm& comm, Watchdog& watchdog, std::st
   } catch (const AgreedError& e) {
     if (report) report->failed(e.what());
     throw;
+  } catch (const LeftJob&) {
+    throw;  // the others go on without this rank: nothing to tell them
   } catch (const std::exception& e) {
     // This rank alone: rank 0 writes the error into the run directory and ends the job.
     if (relay) relay->fail(e.what(), s.cfg.run.watchdog_s);
@@ -238,6 +241,8 @@ int train(const TrainArgs& args, Comm& comm, std::string& page_dir) {
   }
   comm.bound_waits_by(nullptr);
   watchdog.attach(nullptr);
+  // Freeing the board waits for every rank of the job, a dropped one too.
+  if (comm.lost_ranks()) return rc;
   WatchdogScope guard(watchdog, "progress board free", 0);
   board.close();
   return rc;

@@ -3,6 +3,7 @@
 // and the evaluation of server 0's snapshots once everyone is done.
 #include "hpdl/train/async_trainer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 
@@ -11,8 +12,8 @@
 
 namespace hpdl {
 
-AsyncTrainer::AsyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& model,
-                           const Splits& splits, Watchdog& watchdog, Profiler* prof)
+AsyncTrainer::AsyncTrainer(const TrainerConfig& cfg, Comm& comm, Model& model, const Splits& splits,
+                           Watchdog& watchdog, Profiler* prof)
     : cfg_(cfg),  // the members below keep references into this copy
       comm_(comm),
       model_(model),
@@ -55,6 +56,10 @@ std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks, Checkpointer*
   ctx_.t0 = PsContext::wall_s() - t_before_;
   const bool finished = server_ ? server_->serve(hooks) : worker_->work();
   {
+    WatchdogScope guard(watchdog_, "leaving out dropped workers", 0);
+    leave_out_dropped();
+  }
+  {
     // Waits for every rank, and for server 0's last snapshot.
     WatchdogScope guard(watchdog_, "parameter-server window free", 0);
     shards_.close();
@@ -63,8 +68,29 @@ std::vector<EpochStats> AsyncTrainer::run(const TrainHooks& hooks, Checkpointer*
   return evaluate_snapshots(hooks);
 }
 
+void AsyncTrainer::leave_out_dropped() {
+  const std::vector<int> gone = shards_.gone_workers();
+  std::vector<int> ranks;  // the newly dropped, numbered as the Comm numbers them now
+  for (int k : gone) {
+    if (std::find(left_out_.begin(), left_out_.end(), k) != left_out_.end()) continue;
+    if (worker_ && k == worker_->index())
+      throw LeftJob(
+          "the parameter servers dropped this worker (silent for over half of "
+          "run.watchdog_s); it leaves, the others go on");
+    const auto before =
+        std::count_if(left_out_.begin(), left_out_.end(), [k](int j) { return j < k; });
+    ranks.push_back(shards_.servers() + k - static_cast<int>(before));
+  }
+  if (ranks.empty()) return;
+  comm_.leave_out(ranks);
+  left_out_.insert(left_out_.end(), gone.begin(), gone.end());
+  std::sort(left_out_.begin(), left_out_.end());
+  left_out_.erase(std::unique(left_out_.begin(), left_out_.end()), left_out_.end());
+}
+
 bool AsyncTrainer::checkpoint_collective(int64_t epoch, int64_t step_in_epoch) {
   WatchdogScope guard(watchdog_, "parameter-server checkpoint", epoch);
+  leave_out_dropped();
   if (worker_)
     worker_->send_checkpoint(epoch, step_in_epoch);
   else if (comm_.rank() > 0)
@@ -184,6 +210,10 @@ std::vector<EpochStats> AsyncTrainer::evaluate_snapshots(const TrainHooks& hooks
 
 WorkerReport AsyncTrainer::worker_report() const {
   return worker_ ? worker_->report() : WorkerReport{};
+}
+
+std::vector<PsServer::Left> AsyncTrainer::workers_left() const {
+  return server_ && comm_.rank() == 0 ? server_->left() : std::vector<PsServer::Left>{};
 }
 
 std::vector<int64_t> AsyncTrainer::pushes_at_first_done() const {

@@ -30,6 +30,51 @@ void PsServer::start(int64_t global_step, double elapsed_s) {
   last_ckpt_t_ = epoch_start_t_ = elapsed_s;
 }
 
+void PsServer::watch_workers(bool in_pause) {
+  const double t = ctx_.elapsed_s();
+  if (t < next_watch_t_) return;
+  if (ctx_.comm.rank() != 0) {
+    // Server 0 decides; the others look four times a second and stop serving the dropped.
+    next_watch_t_ = t + 0.25;
+    if (shards_.read(0, ParamShards::kGone) <= static_cast<int64_t>(left_count_)) return;
+    const std::vector<int> gone = shards_.gone_workers();
+    for (int k : gone) shards_.drop(k);
+    left_count_ = gone.size();
+    return;
+  }
+  next_watch_t_ = t + 0.1;
+  const int workers = shards_.workers();
+  if (active_t_.empty()) active_t_.assign(workers, t), activity_.assign(workers, -1);
+  // Half the watchdog's limit: a worker that waits for the others (a done worker, one in a
+  // checkpoint) waits up to the whole limit, so it is never ended before the silent one is
+  // dropped.
+  const double bound = ctx_.watchdog.limit_s() / 2;
+  for (int k = 0; k < workers; ++k) {
+    const ParamShards::WorkerWords w = shards_.worker_words(k);
+    // A paused worker waits, silent, for the others.
+    if (w.gone || w.done || (in_pause && w.pauses >= handled_)) continue;
+    const int64_t activity = w.requests + w.epochs + w.pauses;
+    if (activity != activity_[k]) {
+      activity_[k] = activity, active_t_[k] = t;
+      continue;
+    }
+    // Too few would be left: the watchdog ends the run, naming the silent rank.
+    if (bound <= 0 || t - active_t_[k] < bound || live_workers() - 1 < dist_.min_workers) continue;
+    shards_.drop(k);
+    // Its counted epochs leave the sum that decides the snapshots (over the live workers).
+    shards_.add(0, ParamShards::kWorkerEpochs, -w.epochs);
+    left_.push_back({k, t, shards_.applied(k), t - active_t_[k]});
+    ++left_count_;
+    const std::string line =
+        "worker " + std::to_string(k) + " (rank " + std::to_string(shards_.servers() + k) +
+        ") dropped: silent for " + std::to_string(static_cast<int>(t - active_t_[k])) +
+        " s (half of run.watchdog_s) after " + std::to_string(shards_.applied(k)) +
+        " pushes; training goes on with " + std::to_string(live_workers()) + " of " +
+        std::to_string(workers) + " workers";
+    if (hooks_ && hooks_->on_warning) hooks_->on_warning(line);
+  }
+}
+
 void PsServer::turn() {
   const timespec pause{0, static_cast<long>(dist_.poll_us * 1000)};
   if (shards_.serve(apply_) == 0 && pause.tv_nsec > 0) nanosleep(&pause, nullptr);
@@ -37,7 +82,7 @@ void PsServer::turn() {
 
 bool PsServer::serve(const TrainHooks& hooks) {
   hooks_ = &hooks;
-  const int me = ctx_.comm.rank(), workers = ctx_.workers();
+  const int me = ctx_.comm.rank(), workers = shards_.workers();
   const int64_t epochs = ctx_.cfg.train.epochs;
   Watchdog& watchdog = ctx_.watchdog;
   // The next epoch to snapshot (server 0).
@@ -48,6 +93,7 @@ bool PsServer::serve(const TrainHooks& hooks) {
   int64_t seen = -1;
   while (true) {
     turn();
+    watch_workers(false);
     const int64_t done_count = shards_.read(me, ParamShards::kWorkersDone);
     const int64_t progress = shards_.own_version() + done_count;
     if (progress != seen) {
@@ -56,12 +102,14 @@ bool PsServer::serve(const TrainHooks& hooks) {
     }
     if (me == 0) {
       if (done_count > 0 && pushes_at_first_done_.empty())
-        for (int k = 0; k < workers; ++k) pushes_at_first_done_.push_back(shards_.applied(k));
+        for (int k = 0; k < workers; ++k)  // -1: dropped before
+          pushes_at_first_done_.push_back(shards_.worker_words(k).gone ? -1 : shards_.applied(k));
       // Workers count an epoch before they count themselves done, so reading "done" first
       // means every epoch of a finished job has been counted by the next read.
-      const bool done = done_count == workers;
+      const int live = live_workers();
+      const bool done = done_count >= live;
       const int64_t worker_epochs = shards_.read(0, ParamShards::kWorkerEpochs);
-      for (; next <= epochs && worker_epochs >= next * workers; ++next) {
+      for (; next <= epochs && worker_epochs >= next * live; ++next) {
         snapshot(next);
         progress_.epoch = next;
         report_progress(true);
@@ -103,10 +151,22 @@ bool PsServer::await_pause_and_checkpoint() {
   {
     // Every worker pauses within one step of its own, once its last push is applied: the
     // servers serve until all have.
+    // A worker that dies before it pauses is dropped here too; server 0 then says the pause
+    // is complete, and only then does every rank settle who takes part (the workers and the
+    // other servers wait for that).
     WatchdogScope guard(ctx_.watchdog, "waiting for the workers to pause", handled_);
-    while (shards_.read(0, ParamShards::kPaused) < ctx_.workers()) {
-      turn();
-      ctx_.watchdog.poll();
+    if (ctx_.comm.rank() == 0) {
+      while (shards_.read(0, ParamShards::kPaused) < live_workers()) {
+        turn();
+        watch_workers(true);
+        ctx_.watchdog.poll();
+      }
+      shards_.add(0, ParamShards::kPauseComplete, 1);
+    } else {
+      while (shards_.read(0, ParamShards::kPauseComplete) < handled_) {
+        turn();
+        ctx_.watchdog.poll();
+      }
     }
   }
   return ctx_.checkpoint(0, 0);
@@ -131,7 +191,7 @@ void PsServer::report_progress(bool epoch_done) {
   p.total_pushes = shards_.read(0, ParamShards::kVersion);
   p.pushes = p.total_pushes - epoch_start_pushes_;
   const int64_t per_worker = (worker_steps_ + dist_.n_push - 1) / dist_.n_push;
-  p.pushes_per_epoch = per_worker * ctx_.workers();
+  p.pushes_per_epoch = per_worker * live_workers();
   p.epoch_s = t - epoch_start_t_, p.elapsed_s = t;
   const double batch = static_cast<double>(ctx_.cfg.train.batch);
   const int64_t stale_pushes = shards_.read(0, ParamShards::kStalenessPushes);

@@ -39,6 +39,12 @@ PsWorker::PsWorker(PsContext& ctx, Model& model, const Splits& splits)
 bool PsWorker::work() {
   const int64_t epochs = ctx_.cfg.train.epochs, max_steps = ctx_.cfg.train.max_steps;
   const int64_t first_epoch = pos_.epoch, first_step = pos_.step_in_epoch;
+  {
+    // Server 0 tells a silent worker from a working one by its words (a resumed worker's
+    // epochs before this run count too).
+    WatchdogScope guard(ctx_.watchdog, "worker-epoch count", pos_.step);
+    shards_.count_epochs_of_mine(first_epoch - 1);
+  }
   bool stopped = false;
   int64_t epoch = first_epoch;
   for (; epoch <= epochs && !stopped; ++epoch) {
@@ -56,6 +62,7 @@ bool PsWorker::work() {
   }
   {
     WatchdogScope guard(ctx_.watchdog, "worker done count", pos_.step);
+    shards_.count_done_of_mine();
     for (int s = 0; s < shards_.servers(); ++s) shards_.add(s, ParamShards::kWorkersDone, 1);
   }
   work_s_ = ctx_.elapsed_s();
@@ -98,6 +105,7 @@ void PsWorker::count_epoch(int64_t epoch) {
   shards_.add(0, ParamShards::kStalenessSum, epoch_staleness_);
   shards_.add(0, ParamShards::kStalenessPushes, epoch_pushes_);
   epoch_staleness_ = epoch_pushes_ = 0;
+  shards_.count_epochs_of_mine(1);
   shards_.add(0, ParamShards::kWorkerEpochs, 1);
 }
 
@@ -172,7 +180,17 @@ bool PsWorker::pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch) {
   ++handled_;  // what is pending stays pending: the checkpoint carries it
   {
     WatchdogScope guard(ctx_.watchdog, "checkpoint pause", pos_.step, on_servers_);
+    shards_.count_pause_of_mine();
     shards_.add(0, ParamShards::kPaused, 1);
+    // Until every live worker has paused (server 0 may drop one that died first).
+    double pause_us = 20;
+    while (shards_.read(0, ParamShards::kPauseComplete) < handled_) {
+      ctx_.watchdog.poll();
+      const auto ns = static_cast<long>(pause_us * 1000);
+      const timespec pause{0, ns};
+      nanosleep(&pause, nullptr);
+      pause_us = std::min(2 * pause_us, 1000.0);
+    }
   }
   return ctx_.checkpoint(epoch, step_in_epoch);
 }
@@ -211,7 +229,7 @@ WorkerReport PsWorker::report() const {
   const StalenessSummary stale = summarize_staleness(rma_.staleness);
   WorkerReport r;
   WorkerTotals& t = r.totals;
-  t.rank = ctx_.comm.rank();
+  t.rank = shards_.servers() + index_;  // the job's rank (the run's Comm may have left some out)
   t.steps = pos_.step, t.pulls = rma_.pulls, t.pushes = rma_.pushes;
   t.pull_s = rma_.pull_s, t.push_s = rma_.push_s;
   t.server_wait_s = rma_.server_wait_s, t.max_push_s = rma_.max_push_s;

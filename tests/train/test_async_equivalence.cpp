@@ -64,7 +64,7 @@ struct AsyncResult {
   int64_t pushes = 0;
 };
 
-AsyncResult train_async(const Config& cfg, const Comm& world) {
+AsyncResult train_async(const Config& cfg, Comm& world) {
   H5Split data(cfg.data.train_file, "/");
   auto model = build_model(cfg.model, cfg.train.batch, cfg.run.backend);
   model->init_params(cfg.train.seed);

@@ -125,6 +125,15 @@ class Comm {
 
   void barrier() const;
 
+  // Collective over the ranks that stay (MPI_Comm_create_group): from now on this
+  // communicator leaves out `ranks` (numbered as they are now; they may be dead). The rest
+  // keep their order, renumbered from 0. The old communicator is not freed: that would wait
+  // for the ranks left out.
+  void leave_out(const std::vector<int>& ranks);
+  // Whether leave_out() ever left a rank out: MPI's collective teardown (window frees,
+  // MPI_Finalize) would then wait for it, so the process ends without it.
+  bool lost_ranks() const { return lost_ranks_; }
+
  private:
   std::pair<int, int> node_rank_and_size() const;
   // Collective: the ranks of this communicator that share this rank's node (the caller frees it).
@@ -143,6 +152,7 @@ class Comm {
   IdlePolicy idle_;
   int rank_ = 0;
   int size_ = 1;
+  bool lost_ranks_ = false;
 };
 
 // Text of an MPI error code.
@@ -158,6 +168,9 @@ class MpiSession {
   MpiSession& operator=(const MpiSession&) = delete;
   int world_rank() const { return rank_; }
   void finalize();
+  // The job lost ranks (Comm::lost_ranks): MPI_Finalize would wait for them, so this process
+  // ends without it (mpirun --enable-recovery lets the others run on and exit 0).
+  void end_without_finalize() { done_ = true; }
   [[noreturn]] static void abort(int code);
   // The MPI library's name and version, first line.
   static std::string library_version();

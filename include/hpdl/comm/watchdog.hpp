@@ -42,6 +42,7 @@ class Watchdog {
 
   // Changes the limit, e.g. once the config that holds it has been read.
   void set_limit(double limit_s) { limit_s_.store(limit_s, std::memory_order_relaxed); }
+  double limit_s() const { return limit_s_.load(std::memory_order_relaxed); }
   // Publishes this rank's waits on the board and beats its heartbeat; nullptr detaches
   // (before the board is closed). Main thread only.
   void attach(ProgressBoard* board);

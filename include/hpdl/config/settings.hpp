@@ -114,6 +114,10 @@ struct DistributedConfig {
   double dc_ms_decay = 0.95;  // m in MS_t = m * MS_{t-1} + (1 - m) * g^2
   double dc_eps = 1e-7;
   double poll_us = 50;  // servers: pause between progress polls
+  // Parameter-server modes: a worker silent for half of run.watchdog_s is dropped and the
+  // run goes on with the others (launched with mpirun --enable-recovery); it ends when fewer
+  // than min_workers are left.
+  int64_t min_workers = 1;
   // Sync: the global batch as K fixed shards of train.batch / K rows whose gradients are
   // summed in shard order (Comm::ordered_sum), so every rank count dividing K computes the
   // same bits (0: off, each rank's gradient summed by MPI).

@@ -21,6 +21,13 @@ class AgreedError : public Error {
   using Error::Error;
 };
 
+// Thrown on a rank the others have dropped from the job (a parameter-server worker that
+// was silent too long): it ends alone, without ending theirs.
+class LeftJob : public Error {
+ public:
+  using Error::Error;
+};
+
 // Throws Error("WHAT: DETAIL").
 [[noreturn]] void fail_call(const std::string& what, const std::string& detail);
 // The function a stringized call names: "H5Dwrite(ds.get(), ...)" -> "H5Dwrite".

@@ -2,7 +2,8 @@
 // contiguous, balanced shards; server rank s < S owns shard s in a window (MPI_Win_allocate)
 // laid out as
 //   header    kCounters int64 counters (below)
-//   control   per reader r, kControl int64 words (pull_req, push_seq, push_lr); readers
+//   control   per reader r, kControl int64 words (pull_req, push_seq, push_lr, and on
+//             server 0 the worker's state and checkpoint pauses: see drop()); readers
 //             are the workers 0..W-1 (rank S + r) and reader W, rank 0, which snapshots
 //             the other servers' shards
 //   shard     the parameters, written by the server only
@@ -74,7 +75,11 @@ class ParamShards {
     kWorkerSteps = 8,
     kStalenessSum = 9,
     kStalenessPushes = 10,
-    kCounters = 11
+    // Server 0: workers dropped so far (see drop()); checkpoints whose pause is complete
+    // (every live worker paused: the ranks that take part are settled).
+    kGone = 11,
+    kPauseComplete = 12,
+    kCounters = 13
   };
 
   // What a server does with a deposited push of worker `worker`: update the n values of its
@@ -92,12 +97,13 @@ class ParamShards {
   ParamShards& operator=(const ParamShards&) = delete;
   // Local: training starts (after any set_own); call on every rank.
   void open();
-  // Collective: waits for the last replies and frees the windows.
+  // Collective: waits for the last replies and frees the windows. After a worker was
+  // dropped (its process may be gone) nothing is freed: the windows end with the process.
   void close();
 
   int servers() const { return servers_; }
   int workers() const { return workers_; }
-  bool is_server() const { return comm_.rank() < servers_; }
+  bool is_server() const { return rank_ < servers_; }
   int64_t shard_begin(int s) const { return begin_[s]; }
   int64_t shard_size(int s) const { return begin_[s + 1] - begin_[s]; }
 
@@ -118,6 +124,26 @@ class ParamShards {
   int64_t own_version() const { return version_; }
   int64_t applied(int worker) const { return applied_pushes_[worker]; }  // pushes applied
 
+  // ---- workers that leave (server 0 decides; every rank can ask) ----
+  // Worker w's own words on server 0: its activity (requests made, epochs counted, done),
+  // read by server 0 to tell a silent worker from a working one.
+  struct WorkerWords {
+    int64_t requests = 0, epochs = 0, pauses = 0;
+    bool done = false, gone = false;
+  };
+  WorkerWords worker_words(int worker);  // server 0
+  // A worker counts n epochs (those done before a resume too), or itself done, in its
+  // words on server 0.
+  void count_epochs_of_mine(int64_t n);
+  void count_done_of_mine();
+  void count_pause_of_mine();
+  // A server stops serving `worker`, and answers anything it still asks with "leave"
+  // (await_reply then throws LeftJob); server 0 also marks it gone for every rank to read.
+  void drop(int worker);
+  // Any rank: the workers server 0 has dropped, in order.
+  std::vector<int> gone_workers();
+  bool dropped_any() const { return dropped_any_; }
+
   void add(int server, Counter c, int64_t v);
   int64_t read(int server, Counter c);
   // A server sets a counter of its own window (resuming, before open()).
@@ -132,8 +158,15 @@ class ParamShards {
     kPullReq = 0,
     kPushSeq = 1,
     kPushLr = 2,  // a float in the word's first bytes
-    kControl = 4
+    // Server 0, per worker: epochs counted + kDone once done + kGoneMark once dropped;
+    // checkpoint pauses joined.
+    kStateWord = 3,
+    kPauses = 4,
+    kControl = 5
   };
+  static constexpr int64_t kDone = int64_t{1} << 30;
+  static constexpr int64_t kGoneMark = -(int64_t{1} << 40);
+  static constexpr int64_t kLeave = -1;  // a reply that tells a dropped worker to leave
   // The servers' replies (point to point, one int64: a version).
   static constexpr int kTagPullDone = 31;
   static constexpr int kTagPushDone = 32;
@@ -160,6 +193,10 @@ class ParamShards {
   int reader_index() const;
 
   const Comm& comm_;
+  // The communicator's rank and handle when the windows were made: the windows and replies
+  // keep them after the run's Comm leaves out a dropped worker.
+  int rank_;
+  MPI_Comm raw_;
   int servers_, workers_, readers_;
   std::vector<int64_t> begin_;  // shard s is [begin_[s], begin_[s+1])
   std::vector<MPI_Win> wins_;
@@ -171,6 +208,8 @@ class ParamShards {
   std::vector<MPI_Request> replies_;  // per reader: the pull reply, the push reply
   std::vector<int64_t> reply_values_;
   int64_t version_ = 0;
+  std::vector<bool> dropped_;  // server: workers it no longer serves
+  bool dropped_any_ = false;
   Profiler* prof_ = nullptr;
   int32_t wait_name_ = 0;
 };

@@ -14,6 +14,7 @@
 #include "hpdl/train/checkpointer.hpp"
 #include "hpdl/train/model_selection.hpp"
 #include "hpdl/train/ps_checkpoint.hpp"
+#include "hpdl/train/ps_server.hpp"
 #include "hpdl/train/trainer.hpp"
 #include "hpdl/train/worker_report.hpp"
 
@@ -50,9 +51,11 @@ class RunReport {
   void failed(const std::string& error);
   // Parameter-server modes: one report per worker (AsyncTrainer::worker_report) and every
   // worker's pushes when the first one finished (the fairness figure; empty: not seen);
-  // writes ps_workers.csv and staleness.csv, logs a summary and adds it to the manifest.
+  // writes ps_workers.csv and staleness.csv, logs a summary and adds it to the manifest;
+  // the workers the servers dropped get a row with their left_s and pushes only.
   void parameter_server(const Config& cfg, const std::vector<WorkerReport>& workers,
-                        const std::vector<int64_t>& pushes_at_first_done);
+                        const std::vector<int64_t>& pushes_at_first_done,
+                        const std::vector<PsServer::Left>& left = {});
   // Logs what the trace writer wrote and adds it to the manifest.
   void profile(const ProfileConfig& cfg, const TraceSummary& t);
   // Each layer's efficiency against the ranks' median ceilings: efficiency.csv beside

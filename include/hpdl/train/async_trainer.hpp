@@ -19,6 +19,10 @@
 // mean squares) and every worker's position, local parameters and pending change, writes
 // the checkpoint, and all carry on, or stop after a signal. A checkpoint therefore changes
 // nothing in the run: one worker resumed equals it uninterrupted, bit for bit.
+// Workers that drop out: server 0 drops a worker silent for half of run.watchdog_s (while
+// distributed.min_workers would be left), the servers stop serving it, and at the next
+// checkpoint or the end every remaining rank leaves it out of the run's communicator; the
+// run finishes without it (docs/parameter_server.md, "Workers that drop out").
 //
 // Files: ps_server.hpp (a server: its loop, snapshots, progress, when to checkpoint),
 // ps_worker.hpp (a worker: its loop, local step, pull, push), async_trainer.cpp (start, the
@@ -45,7 +49,9 @@ namespace hpdl {
 class AsyncTrainer final : public Trainer {
  public:
   // prof may be null (profiling off).
-  AsyncTrainer(const TrainerConfig& cfg, const Comm& comm, Model& model, const Splits& splits,
+  // comm: the job's; once the servers drop a worker (see ps_server.hpp) it leaves that rank
+  // out (Comm::leave_out), at the next collective every remaining rank joins.
+  AsyncTrainer(const TrainerConfig& cfg, Comm& comm, Model& model, const Splits& splits,
                Watchdog& watchdog, Profiler* prof = nullptr);
   ~AsyncTrainer() override;
 
@@ -64,16 +70,21 @@ class AsyncTrainer final : public Trainer {
   WorkerReport worker_report() const;  // a server's: empty
   // Rank 0: every worker's pushes applied when the first worker finished (worker order).
   std::vector<int64_t> pushes_at_first_done() const;
+  // Rank 0: the workers the servers dropped (empty elsewhere).
+  std::vector<PsServer::Left> workers_left() const;
 
  private:
   // Collective: rank 0 writes the checkpoint from every server's shard and state and every
   // worker's. Returns whether the run stops here (on every rank).
   bool checkpoint_collective(int64_t epoch, int64_t step_in_epoch);
   void restore(const Checkpoint& c);
+  // Collective over the ranks left: the run's Comm leaves out the workers server 0 has
+  // dropped since the last call (a dropped worker that is still running throws LeftJob).
+  void leave_out_dropped();
   std::vector<EpochStats> evaluate_snapshots(const TrainHooks& hooks);
 
   const TrainerConfig cfg_;
-  const Comm& comm_;
+  Comm& comm_;
   Model& model_;
   Watchdog& watchdog_;
   const int64_t train_rows_;
@@ -86,6 +97,7 @@ class AsyncTrainer final : public Trainer {
   int stopped_by_ = 0;
   double t_before_ = 0;  // training time before a resume
   int64_t total_pushes_ = 0;
+  std::vector<int> left_out_;  // workers the Comm leaves out
 };
 
 }  // namespace hpdl

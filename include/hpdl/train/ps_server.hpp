@@ -43,8 +43,20 @@ class PsServer {
   // with r (the checkpoint is of another worker count), under that rule.
   void restore(const Checkpoint& c, const WorkerRedistribution* r = nullptr);
 
+  // A worker the servers dropped: silent (no request, no epoch counted) for half the
+  // watchdog's limit while not done.
+  struct Left {
+    int worker = 0;
+    double t = 0;         // seconds since the start of training
+    int64_t pushes = 0;   // its pushes applied (server 0's shard)
+    double silent_s = 0;  // how long it had been silent
+  };
+  // Server 0: the workers dropped so far, in the order they left.
+  const std::vector<Left>& left() const { return left_; }
+
   const std::vector<Snapshot>& snapshots() const { return snapshots_; }
-  // Server 0: every worker's pushes applied when the first worker finished (worker order).
+  // Server 0: every worker's pushes applied when the first worker finished (worker order;
+  // -1 for a worker dropped before).
   const std::vector<int64_t>& pushes_at_first_done() const { return pushes_at_first_done_; }
 
  private:
@@ -59,6 +71,11 @@ class PsServer {
   bool checkpoint_wanted(bool* stop);
   // Serves until every worker has paused, then joins the checkpoint. True = stop.
   bool await_pause_and_checkpoint();
+  // Server 0: drops the workers silent for too long while at least
+  // distributed.min_workers would be left (otherwise the watchdog ends the run); the other
+  // servers: follow server 0's drops.
+  void watch_workers(bool in_pause);  // in_pause: a checkpoint's pause is under way
+  int live_workers() const { return shards_.workers() - static_cast<int>(left_count_); }
 
   PsContext& ctx_;
   const DistributedConfig& dist_;
@@ -75,6 +92,12 @@ class PsServer {
   double last_progress_t_ = 0, epoch_start_t_ = 0, last_ckpt_t_ = 0;
   int64_t epoch_start_pushes_ = 0, epoch_start_steps_ = 0, next_ckpt_version_ = 0;
   std::vector<Snapshot> snapshots_;
+  // Workers that leave: when each last showed activity, and what it was (server 0).
+  std::vector<double> active_t_;
+  std::vector<int64_t> activity_;
+  std::vector<Left> left_;
+  size_t left_count_ = 0;  // every server: workers dropped
+  double next_watch_t_ = 0;
 };
 
 }  // namespace hpdl

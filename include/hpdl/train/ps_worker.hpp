@@ -39,6 +39,7 @@ class PsWorker {
   void restore(const Checkpoint& c, const WorkerRedistribution* r = nullptr);
   // Push/pull counts, times, the longest push and the staleness histogram.
   WorkerReport report() const;
+  int index() const { return index_; }  // this worker's index (rank - servers in the job)
 
  private:
   // One training step at the worker's position (step s of the epoch).
