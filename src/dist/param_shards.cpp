@@ -194,10 +194,7 @@ int64_t ParamShards::await_reply(int s, int tag, RmaStats& st) {
   IdleWait idle(comm_.idle_policy());
   while (true) {
     HPDL_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-    if (done && v == kLeave)
-      throw LeftJob(
-          "the parameter servers dropped this worker (silent for over half of "
-          "run.watchdog_s); it leaves, the others go on");
+    if (done && v == kLeave) throw ParamShards::dropped_error();
     if (done) break;
     // Where ranks share cores, the server needs this one's.
     if (comm_.idle_policy().sleep)
@@ -338,6 +335,16 @@ void ParamShards::drop(int worker) {
     Comm::release(replies_[k]);
     HPDL_CHECK_MPI(MPI_Isend(&leave, 1, MPI_INT64_T, servers_ + worker, tag, raw_, &replies_[k]));
   }
+}
+
+LeftJob ParamShards::dropped_error() {
+  return LeftJob(
+      "the parameter servers dropped this worker (silent for over half of run.watchdog_s); it "
+      "leaves, the others go on");
+}
+
+bool ParamShards::dropped_me() {
+  return !is_server() && fetch_add(0, control_disp(reader_index(), kStateWord), 0) < 0;
 }
 
 std::vector<int> ParamShards::gone_workers() {

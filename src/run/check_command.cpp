@@ -22,6 +22,7 @@
 #include "hpdl/run/job_layout.hpp"
 #include "hpdl/run/run_dir.hpp"
 #include "hpdl/train/checkpoint.hpp"
+#include "hpdl/train/ps_checkpoint.hpp"
 
 namespace hpdl {
 
@@ -37,10 +38,10 @@ std::string resume_verdict(const Config& cfg, const Model* backend_model, const 
   check_compatible(found, expected, path);
   const std::string head = "resume " + path + ": ";
   const int64_t shards = virtual_shards(found);
-  if (found.ranks == ranks)
+  if (found.ranks == ranks && (found.mode == "sync" || positions_carry_over(found, ranks)))
     return head + "exact (the " + std::to_string(ranks) + " ranks it was written by)";
   if (found.mode != "sync")
-    return head + std::to_string(found.ranks - found.servers) + " workers' checkpoint on " +
+    return head + std::to_string(checkpoint_workers(found)) + " workers' checkpoint on " +
            std::to_string(ranks - found.servers) +
            ": the workers' positions are redistributed (each starts where the slowest stood; "
            "changes not yet pushed are dropped), not exact";

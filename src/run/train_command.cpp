@@ -57,7 +57,7 @@ int run_training(TrainSetup& s, Comm& comm, Watchdog& watchdog, RunReport* repor
     std::optional<WorkerRedistribution> r;
     const int workers = comm.size() - static_cast<int>(s.cfg.distributed.servers);
     // A damaged worker list is refused by the trainer on every rank, not here on rank 0.
-    if (s.cfg.distributed.async() && s.from->ranks != comm.size()) {
+    if (s.cfg.distributed.async() && !positions_carry_over(*s.from, comm.size())) {
       try {
         r = redistribution(*s.from, workers, s.data.train->size(), s.cfg.train.batch);
       } catch (const std::exception&) {

@@ -73,10 +73,7 @@ void AsyncTrainer::leave_out_dropped() {
   std::vector<int> ranks;  // the newly dropped, numbered as the Comm numbers them now
   for (int k : gone) {
     if (std::find(left_out_.begin(), left_out_.end(), k) != left_out_.end()) continue;
-    if (worker_ && k == worker_->index())
-      throw LeftJob(
-          "the parameter servers dropped this worker (silent for over half of "
-          "run.watchdog_s); it leaves, the others go on");
+    if (worker_ && k == worker_->index()) throw ParamShards::dropped_error();
     const auto before =
         std::count_if(left_out_.begin(), left_out_.end(), [k](int j) { return j < k; });
     ranks.push_back(shards_.servers() + k - static_cast<int>(before));
@@ -132,16 +129,18 @@ void AsyncTrainer::restore(const Checkpoint& c) {
   const std::vector<int64_t>* versions = c.counter("ps.versions");
   const std::vector<int64_t>* epochs = c.counter("ps.worker_epochs");
   const int workers = ctx_.workers();
-  const int written_by =
-      c.extra.contains("workers") ? static_cast<int>(c.extra["workers"].size()) : 0;
+  const int written_by = checkpoint_workers(c);
   if (!versions || static_cast<int>(versions->size()) != shards_.servers() || !epochs ||
       epochs->empty() || written_by < 1)
     throw AgreedError("checkpoint holds no parameter-server state for " +
                       std::to_string(shards_.servers()) + " server(s)");
   // Another worker count: positions redistributed (ps_checkpoint.hpp states the rule).
+  // (or one written after the servers dropped a worker: its workers' slices were another
+  // count's).
+  const bool carry_over = written_by == workers && positions_carry_over(c, comm_.size());
   WorkerRedistribution r;
-  if (written_by != workers) r = redistribution(c, workers, train_rows_, cfg_.train.batch);
-  const WorkerRedistribution* other = written_by != workers ? &r : nullptr;
+  if (!carry_over) r = redistribution(c, workers, train_rows_, cfg_.train.batch);
+  const WorkerRedistribution* other = carry_over ? nullptr : &r;
   if (server_)
     server_->restore(c, other);
   else

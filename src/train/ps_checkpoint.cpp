@@ -149,6 +149,14 @@ void restore_shard(const Checkpoint& c, int64_t first, const std::vector<NamedVa
   }
 }
 
+int checkpoint_workers(const Checkpoint& c) {
+  return c.extra.contains("workers") ? static_cast<int>(c.extra["workers"].size()) : 0;
+}
+
+bool positions_carry_over(const Checkpoint& c, int ranks) {
+  return c.ranks == ranks && checkpoint_workers(c) == c.ranks - c.servers;
+}
+
 WorkerRedistribution redistribution(const Checkpoint& c, int workers, int64_t rows, int64_t batch) {
   const std::vector<WorkerState> old = worker_states(c);
   if (old.empty()) throw AgreedError("checkpoint holds no parameter-server worker");

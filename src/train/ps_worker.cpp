@@ -180,6 +180,9 @@ bool PsWorker::pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch) {
   ++handled_;  // what is pending stays pending: the checkpoint carries it
   {
     WatchdogScope guard(ctx_.watchdog, "checkpoint pause", pos_.step, on_servers_);
+    // A dropped worker that came back must not count in the pause (its requests are answered
+    // with "leave", but the pause is counted without one).
+    if (shards_.dropped_me()) throw ParamShards::dropped_error();
     shards_.count_pause_of_mine();
     shards_.add(0, ParamShards::kPaused, 1);
     // Until every live worker has paused (server 0 may drop one that died first).

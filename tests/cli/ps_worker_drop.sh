@@ -77,10 +77,16 @@ PY
 # A checkpoint written after the drop (2 workers) resumes on 1 + 2 ranks.
 grep -q "^checkpoint" <(sed -n '/dropped/,$p' "$out/log.txt") ||
   { echo "FAIL: no checkpoint after the drop"; cat "$out/log.txt"; exit 1; }
+# Its workers' slices were 3 workers' slices: the positions are redistributed, and said so.
 cp "$out/checkpoint.h5" "$fx/ps_drop_checkpoint.h5"
+verdict=$("$hpdl" check "$fx/tiny.toml" --ranks 3 --resume "$fx/ps_drop_checkpoint.h5" "${args[@]}" 2>&1 | grep "^resume")
+echo "$verdict" | grep -q "2 workers' checkpoint on 2: the workers' positions are redistributed" ||
+  { echo "FAIL: hpdl check --resume: $verdict"; exit 1; }
 $mpirun -np 3 "$hpdl" train "$fx/tiny.toml" --set run.name=${name}_resumed --overwrite \
   --resume-from "$fx/ps_drop_checkpoint.h5" --set train.epochs=5010 "${args[@]}" --set run.watchdog_s=60 >"$log.resume" 2>&1 ||
   { echo "FAIL: resume on 3 ranks"; cat "$log.resume"; exit 1; }
+grep -q "resuming 2 workers' checkpoint on 2 workers: every worker starts in epoch" "${out}_resumed/log.txt" ||
+  { echo "FAIL: the resume did not redistribute the positions"; cat "${out}_resumed/log.txt"; exit 1; }
 grep -E "^final: .* after 5010 epochs" "${out}_resumed/log.txt" ||
   { echo "FAIL: resumed run's final line"; cat "$log.resume"; exit 1; }
 echo "ok: the job went on with 2 workers and its checkpoint resumed on 1 + 2 ranks"

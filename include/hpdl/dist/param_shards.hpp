@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "hpdl/comm/comm.hpp"
+#include "hpdl/core/error.hpp"
 #include "hpdl/profile/profiler.hpp"
 
 namespace hpdl {
@@ -140,8 +141,11 @@ class ParamShards {
   // A server stops serving `worker`, and answers anything it still asks with "leave"
   // (await_reply then throws LeftJob); server 0 also marks it gone for every rank to read.
   void drop(int worker);
-  // Any rank: the workers server 0 has dropped, in order.
+  // Any rank: the workers server 0 has dropped, in order; a worker: whether it is one.
   std::vector<int> gone_workers();
+  bool dropped_me();
+  // What a dropped worker throws when it learns so.
+  static LeftJob dropped_error();
   bool dropped_any() const { return dropped_any_; }
 
   void add(int server, Counter c, int64_t v);

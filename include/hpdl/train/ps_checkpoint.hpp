@@ -85,6 +85,13 @@ struct WorkerRedistribution {
   double fraction = 0;        // the share of its slice the slowest had done
   int64_t dropped_steps = 0;  // local steps in changes not pushed, dropped
 };
+// Whether a parameter-server checkpoint's worker positions carry over to a run of `ranks`
+// ranks: written by as many ranks, with every worker it started with (a checkpoint written
+// after the servers dropped a worker holds fewer, whose slices were another count's).
+// Otherwise the positions are redistributed.
+bool positions_carry_over(const Checkpoint& c, int ranks);
+// The workers whose positions a parameter-server checkpoint holds (0: none).
+int checkpoint_workers(const Checkpoint& c);
 // rows, batch: the training split's rows and train.batch (every slice's steps follow them).
 WorkerRedistribution redistribution(const Checkpoint& c, int workers, int64_t rows, int64_t batch);
 // New worker k's state under r (pulled_versions zero: it pulls before its first step).
