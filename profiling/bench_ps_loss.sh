@@ -6,7 +6,7 @@
 # after its first checkpoint, and once, as 1 + 2 on 3 hosts launched from the fourth,
 # losing the server's host. The job goes on on the hosts left (the workers' positions
 # redistributed: docs/checkpoints.md). And once losing a worker's process alone (killed, its
-# host up) under `mpirun --enable-recovery`: the server drops it after half of
+# host up) under `mpirun --enable-recovery --mca osc pt2pt`: the server drops it after half of
 # run.watchdog_s (20 s here) and the job goes on in the same mpirun with 2 workers
 # (docs/parameter_server.md, "Workers that drop out"). Prints each run's test accuracy, wall
 # time and the time from the loss to training again (for the dropped worker: to its drop;
@@ -32,7 +32,7 @@ args=(inputs/mlp_fashion_mnist.toml --set "run.output_dir=\"$work/out\"" --set t
 # written; with "process", only its hpdl process is killed, under mpirun --enable-recovery.
 run() {
   local name=$1 t0 t1 again="" recovery="" awaited="resumed from"
-  [ "${5:-}" != process ] || recovery=--enable-recovery awaited=dropped
+  [ "${5:-}" != process ] || recovery="--enable-recovery --mca osc pt2pt" awaited=dropped
   t0=$(date +%s.%N)
   HPDL=$PWD/build/hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 HPDL_RESTARTS=2 HPDL_MIN_HOSTS=2 \
   HPDL_RSH=$HPDL_NETNS_STATE/agent HPDL_PROBE_S=5 \
