@@ -253,8 +253,7 @@ void RunReport::parameter_server(const Config& cfg, const std::vector<WorkerRepo
   nlohmann::json gone = nlohmann::json::array();
   for (const PsServer::Left& l : left) {
     const int64_t rank = servers + l.worker;
-    csv << rank << ",,"
-        << "," << l.pushes << std::string(12, ',') << l.t << "\n";
+    csv << rank << ",,," << l.pushes << std::string(12, ',') << l.t << "\n";  // pushes, left_s
     gone.push_back(
         {{"rank", rank}, {"left_s", l.t}, {"pushes", l.pushes}, {"silent_s", l.silent_s}});
   }

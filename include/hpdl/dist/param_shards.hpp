@@ -146,7 +146,6 @@ class ParamShards {
   bool dropped_me();
   // What a dropped worker throws when it learns so.
   static LeftJob dropped_error();
-  bool dropped_any() const { return dropped_any_; }
 
   void add(int server, Counter c, int64_t v);
   int64_t read(int server, Counter c);
