@@ -185,14 +185,13 @@ bool PsWorker::pause_for_checkpoint(int64_t epoch, int64_t step_in_epoch) {
     if (shards_.dropped_me()) throw ParamShards::dropped_error();
     shards_.count_pause_of_mine();
     shards_.add(0, ParamShards::kPaused, 1);
-    // Until every live worker has paused (server 0 may drop one that died first).
-    double pause_us = 20;
+    // Until every live worker has paused (server 0 may drop one that died first): sleeping
+    // from 20 us, doubling to 1 ms, so that the waiting leaves the CPU to the others.
+    static const IdlePolicy sleeping{true, 0.0, 1e-3};
+    IdleWait idle(sleeping);
     while (shards_.read(0, ParamShards::kPauseComplete) < handled_) {
       ctx_.watchdog.poll();
-      const auto ns = static_cast<long>(pause_us * 1000);
-      const timespec pause{0, ns};
-      nanosleep(&pause, nullptr);
-      pause_us = std::min(2 * pause_us, 1000.0);
+      idle.pause();
     }
   }
   return ctx_.checkpoint(epoch, step_in_epoch);

@@ -1,8 +1,9 @@
 // A parameter-server rank (see async_trainer.hpp). Its loop applies every worker's push
 // through the update rule and serves every pull (ParamShards::serve), in arrival order;
 // server 0 also snapshots the parameters whenever the workers together finish an epoch,
-// reports progress, keeps the fairness figure and decides when to checkpoint. Servers hold
-// host memory only; the rule runs with the CPU's vector operations.
+// reports progress, keeps the fairness figure, decides when to checkpoint and drops a worker
+// that has gone silent (watch_workers). Servers hold host memory only; the rule runs with
+// the CPU's vector operations.
 #pragma once
 #include <cstdint>
 #include <memory>
