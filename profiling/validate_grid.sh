@@ -12,7 +12,7 @@
 # SAVE=DIR keeps each cell's calibrations, profiles, runs and table in DIR/cellK (K from 1),
 # as validate_predict.sh's SAVE does: forecasts can be made again from them (a changed model
 # against the same measurements).
-# Usage: [MODELS="mlp mlp_bf16 mlp_diloco16 mlp_downpour lenet har"] [STEPS=30] [SAVE=DIR]
+# Usage: [MODELS="mlp mlp_bf16 mlp_diloco16 mlp_downpour lenet har"] [STEPS=30] [MIN_S=2] [SAVE=DIR]
 #        [GRID="0.25:1 2 4 8:100mbit 1gbit;..."] profiling/validate_grid.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ points=$(mktemp)
 trap 'rm -f "$points"' EXIT
 start=$(date +%s)
 echo "$(cpu_line)"
-echo "models: $models; ${STEPS:-30} steps a run"
+echo "models: $models; ${STEPS:-30} steps a run, at least ${MIN_S:-2} s by the forecast"
 IFS=';' read -ra cells <<<"$grid"
 k=0
 for cell in "${cells[@]}"; do

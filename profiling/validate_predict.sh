@@ -18,14 +18,17 @@
 # --period-us, 10000 by default; at least 1 ms of quota per period).
 # Each point's forecast comes with its range (prediction.csv's step_s_low/high): the table
 # says whether the measured step lies inside it and what share of the recorded steps do.
+# Every run lasts at least MIN_S seconds (default 2) by its forecast: STEPS, or more steps where
+# the forecast step is short (under a 10 ms quota period, 30 steps of 0.1 ms may meet no
+# throttled period).
 # TABLE_OUT=FILE appends the points to FILE (profiling/validate_grid.sh collects them).
 # SAVE=DIR keeps the calibrations, the profiles, the measured runs and table there, so that the
-# predictions can be made again without the cluster (`hpdl predict DIR/runs/M_profile
+# predictions can be made again without the cluster (`hpdl predict DIR/runs/M_RATE_profile
 # --network DIR/net_RATE.json --ranks H`).
 # A model may carry a synchronous variant of profiling/variants.sh as a suffix (mlp_bf16,
 # lenet_diloco16, har_local16_bf16): local SGD runs a multiple of H steps and compares mean
 # step times (the average lands on one step in H), the others medians.
-#   RATES="100mbit 1gbit" MODELS="mlp lenet har mlp_downpour" HOSTS="1 2 4 8" STEPS=30 \
+#   RATES="100mbit 1gbit" MODELS="mlp lenet har mlp_downpour" HOSTS="1 2 4 8" STEPS=30 MIN_S=2 \
 #     profiling/validate_predict.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +38,7 @@ steps=${STEPS:-30}
 hosts_list=${HOSTS:-1 2 4}
 cores=${CORES:-$(nproc)}
 budget=${CPUS_PER_HOST:-}
+min_s=${MIN_S:-2}
 save=${SAVE:-}
 source profiling/cluster_env.sh hpdl-validate
 source profiling/variants.sh
@@ -52,11 +56,11 @@ config() {
 }
 every() { variant_sets "${1#*_}" 2>/dev/null | sed -n 's/^distributed.sync_every=//p'; }
 servers() { case $1 in *_downpour | *_dcasgd) echo 1 ;; *) echo 0 ;; esac; }
-# Rank 0's batch and the profile: skip 2 steps, record the rest.
-train_args() {  # MODEL NAME
-  local n=$steps h
+# Rank 0's batch and the profile: skip 2 steps, record the rest (STEPS, or N where given).
+train_args() {  # MODEL NAME [N]
+  local n=${3:-$steps} h
   h=$(every "$1")
-  [ -z "$h" ] || n=$(( (steps > 2 * h ? steps + h - 1 : 2 * h) / h * h ))
+  [ -z "$h" ] || n=$(( (n > 2 * h ? n + h - 1 : 2 * h) / h * h ))
   echo "$(config "$1") --set run.output_dir=\"$work/runs\" --set run.name=\"$2\" --set train.max_steps=$n
     --set train.epochs=1000 --set profile.enabled=true --set profile.skip=2 --set profile.warmup=0
     --set profile.active=$n --set train.progress=false --set data.test_file=\"\" --overwrite"
@@ -83,25 +87,28 @@ for rate in $rates; do
     if [ -n "$budget" ]; then
       # shellcheck disable=SC2046
       mpirun -np $((s + 1)) --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
-        $(eval echo $(train_args "$model" "${model}_profile")) >/dev/null
+        $(eval echo $(train_args "$model" "${model}_${rate}_profile")) >/dev/null
     else
       # shellcheck disable=SC2046
       $cluster mpirun -np $((s + 1)) --host "$(sed -n 1p "$HPDL_NETNS_STATE/hostfile" | cut -d' ' -f1):$((s + 1))" \
-        -x OMP_NUM_THREADS=1 build/hpdl train $(eval echo $(train_args "$model" "${model}_profile")) >/dev/null
+        -x OMP_NUM_THREADS=1 build/hpdl train $(eval echo $(train_args "$model" "${model}_${rate}_profile")) >/dev/null
     fi
     for h in $hosts_list; do
       [ "$h" -gt "$s" ] || continue  # a parameter server needs a worker beside it
-      echo "$model at $rate: $h host(s) ..." >&2
-      # shellcheck disable=SC2046
-      $cluster mpirun -np "$h" --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
-        $(eval echo $(train_args "$model" "${model}_$h")) >/dev/null
-      measured=$(measured_step "$model" "$work/runs/${model}_$h" "$s")
       per_host=()
       [ -n "$budget" ] || per_host=(--cores-per-host "$(/usr/bin/python3 -c "print(min(1.0, $cores / $h))")")
-      build/hpdl predict "$work/runs/${model}_profile" --network "$work/net_$rate.json" --ranks "$h" \
+      build/hpdl predict "$work/runs/${model}_${rate}_profile" --network "$work/net_$rate.json" --ranks "$h" \
         "${per_host[@]}" --out "$work/pred_${model}_${rate}_$h" >/dev/null
       read -r predicted low high < <(/usr/bin/python3 -c "import csv; r = next(csv.DictReader(open('$work/pred_${model}_${rate}_$h/prediction.csv'))); print(r['step_s'], r['step_s_low'], r['step_s_high'])")
-      inside=$(/usr/bin/python3 profiling/median_step.py "$work/runs/${model}_$h" "$s" inside "$low" "$high")
+      # At least MIN_S seconds of steps (by the forecast): under a quota a run shorter than a
+      # few periods may meet no throttled one, and its mean says nothing about the budget.
+      n=$(/usr/bin/python3 -c "import math; print(max($steps, math.ceil($min_s / $predicted) + 2))")
+      echo "$model at $rate: $h host(s), $n steps ..." >&2
+      # shellcheck disable=SC2046
+      $cluster mpirun -np "$h" --bind-to none -x OMP_NUM_THREADS=1 build/hpdl train \
+        $(eval echo $(train_args "$model" "${model}_${rate}_$h" "$n")) >/dev/null
+      measured=$(measured_step "$model" "$work/runs/${model}_${rate}_$h" "$s")
+      inside=$(/usr/bin/python3 profiling/median_step.py "$work/runs/${model}_${rate}_$h" "$s" inside "$low" "$high")
       echo "$model $rate $h $measured $predicted $low $high $inside ${budget:-none}" >>"$table"
     done
   done

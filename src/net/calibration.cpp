@@ -197,6 +197,15 @@ std::string Calibration::table() const {
                   "cores per host\n",
                   *lo, *hi, *clo, *chi);
     out += line;
+    std::vector<double> slices = cpu_slice_s;
+    std::sort(slices.begin(), slices.end());
+    if (!slices.empty() && slices[slices.size() / 2] > 0) {
+      std::snprintf(line, sizeof line,
+                    "  in slices of %.2f ms between pauses (median; a CPU budget's quota per "
+                    "period)\n",
+                    1e3 * slices[slices.size() / 2]);
+      out += line;
+    }
   }
   if (!gemm_flops_per_s.empty()) {
     const auto [glo, ghi] = std::minmax_element(gemm_flops_per_s.begin(), gemm_flops_per_s.end());

@@ -187,8 +187,13 @@ RmaCurve rma_sweep(MPI_Comm comm, MPI_Win win, float* origin_buf, int origin, in
   return c;
 }
 
-// CPU seconds this thread got per wall second while spinning for `seconds`.
-double cpu_share_spinning(double seconds) {
+// While this thread spins for `seconds`: the CPU seconds it got per wall second, and the
+// median run between two pauses of over 0.2 ms (a CPU budget's quota per period, or a time
+// slice where cores are shared; 0 where nothing paused it).
+struct CpuWhileSpinning {
+  double share = 0, slice_s = 0;
+};
+CpuWhileSpinning cpu_while_spinning(double seconds) {
   auto cpu_s = [] {
     timespec t{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
@@ -196,10 +201,23 @@ double cpu_share_spinning(double seconds) {
   };
   const double w0 = MPI_Wtime(), c0 = cpu_s();
   volatile uint64_t x = 0;
-  double w = w0;
-  while ((w = MPI_Wtime()) - w0 < seconds)
+  double w = w0, last = w0, run_start = w0;
+  std::vector<double> runs;
+  while ((w = MPI_Wtime()) - w0 < seconds) {
+    if (w - last > 2e-4) {  // paused: the run before it ended at `last`
+      if (run_start > w0) runs.push_back(last - run_start);  // the first run is partial
+      run_start = w;
+    }
+    last = w;
     for (int i = 0; i < 1000; ++i) x = x + 1;
-  return (cpu_s() - c0) / (w - w0);
+  }
+  CpuWhileSpinning r;
+  r.share = (cpu_s() - c0) / (w - w0);
+  if (runs.size() >= 3) {
+    std::nth_element(runs.begin(), runs.begin() + runs.size() / 2, runs.end());
+    r.slice_s = runs[runs.size() / 2];
+  }
+  return r;
 }
 
 // Sends rank `from`'s samples to rank 0 (a no-op when from == 0).
@@ -340,9 +358,12 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
   {
     WatchdogScope guard(watchdog, "calibrate: CPU share", 0);
     quiet_barrier(world);
-    const double share = cpu_share_spinning(0.5);
-    c.cpu_share.resize(n);
-    HPDL_CHECK_MPI(MPI_Gather(&share, 1, MPI_DOUBLE, c.cpu_share.data(), 1, MPI_DOUBLE, 0, world));
+    const CpuWhileSpinning cpu = cpu_while_spinning(0.5);
+    c.cpu_share.resize(n), c.cpu_slice_s.resize(n);
+    HPDL_CHECK_MPI(
+        MPI_Gather(&cpu.share, 1, MPI_DOUBLE, c.cpu_share.data(), 1, MPI_DOUBLE, 0, world));
+    HPDL_CHECK_MPI(
+        MPI_Gather(&cpu.slice_s, 1, MPI_DOUBLE, c.cpu_slice_s.data(), 1, MPI_DOUBLE, 0, world));
   }
   flag_slow(c);
   c.seconds = MPI_Wtime() - t_start;

@@ -71,6 +71,7 @@ nlohmann::json Calibration::to_json() const {
                         {"samples", samples_json(r.samples)}});
   j["reduce_Bps_per_core"] = reduce_Bps;
   j["cpu_share_per_rank"] = cpu_share;
+  j["cpu_slice_s_per_rank"] = cpu_slice_s;
   if (!gemm_flops_per_s.empty())
     j["compute_per_rank"] = {{"gemm_flops_per_s", gemm_flops_per_s}, {"memory_Bps", memory_Bps}};
   j["cores_per_host"] = host_cores();  // derived: for readers of the file
@@ -113,6 +114,11 @@ Calibration Calibration::from_json(const nlohmann::json& j, const std::string& w
                        samples_from(r.at("samples")), fit_from(r)});
     c.reduce_Bps = j.at("reduce_Bps_per_core").get<std::vector<double>>();
     c.cpu_share = j.value("cpu_share_per_rank", std::vector<double>{});
+    c.cpu_slice_s = j.value("cpu_slice_s_per_rank", std::vector<double>{});
+    for (double slice : c.cpu_slice_s)
+      if (!(slice >= 0 && slice < 10))
+        throw Error(where + ": cpu_slice_s_per_rank holds " + std::to_string(slice) +
+                    " (seconds between pauses: expected 0 to 10)");
     if (j.contains("compute_per_rank")) {
       const auto& k = j.at("compute_per_rank");
       c.gemm_flops_per_s = k.at("gemm_flops_per_s").get<std::vector<double>>();

@@ -1,4 +1,7 @@
 // The range of a forecast (predictor.hpp's predict_with_band).
+#include <algorithm>
+#include <cmath>
+
 #include "hpdl/predict/predictor.hpp"
 #include "stats.hpp"
 
@@ -20,12 +23,24 @@ Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int 
                              const PredictOptions& o) {
   Prediction r = predict_step(p, net, ranks, o);
   const double mid = predict_stats::quantile(p.compute_s, 0.5);
-  const double fast = mid > 0 ? predict_stats::quantile(p.compute_s, 0.05) / mid : 1.0;
-  const double slow = mid > 0 ? predict_stats::quantile(p.compute_s, 0.95) / mid : 1.0;
+  double fast = mid > 0 ? predict_stats::quantile(p.compute_s, 0.05) / mid : 1.0;
+  double slow = mid > 0 ? predict_stats::quantile(p.compute_s, 0.95) / mid : 1.0;
+  double slow_links = net.slow_links;
+  // A budget of q < 1 core runs a thread for a slice, then pauses it for slice (1/q - 1):
+  // the forecast's compute c/q is an average over many steps, and one step meets a pause
+  // fewer or one more than that average (a step shorter than a slice may meet none).
+  const double q = thread_share(p, o, std::min(ranks, o.ranks_per_host));
+  if (q < 1 && net.cpu_slice_s > 0 && r.compute_s > 0) {
+    const double run = r.compute_s * q, pause = net.cpu_slice_s * (1 / q - 1);
+    const double pauses = run / net.cpu_slice_s;
+    fast *= (run + std::floor(pauses) * pause) / r.compute_s;
+    slow *= (run + std::ceil(pauses) * pause) / r.compute_s;
+    if (p.async()) slow_links /= q;  // a worker spins through its transfers on its budget
+  }
   r.step_s_low =
       predict_step(scaled_compute(p, fast), scaled_links(net, net.fast_links), ranks, o).step_s;
   r.step_s_high =
-      predict_step(scaled_compute(p, slow), scaled_links(net, net.slow_links), ranks, o).step_s;
+      predict_step(scaled_compute(p, slow), scaled_links(net, slow_links), ranks, o).step_s;
   return r;
 }
 

@@ -27,6 +27,7 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
   n.intra_latency_s = median(lat_intra), n.intra_bandwidth_Bps = median(bw_intra);
   n.reduce_Bps = median(c.reduce_Bps);
   n.cores_per_host = median(c.host_cores());
+  n.cpu_slice_s = median(c.cpu_slice_s);
   n.hosts = int(c.hosts.hosts.size());
   n.inter_host_measured = !bw_inter.empty();
   const std::vector<double>& bw = bw_inter.empty() ? bw_intra : bw_inter;

@@ -27,11 +27,15 @@ double expected_max_factor(std::vector<double> x, int n) {
   return m > 0 ? e / m : 1;
 }
 
+double thread_share(const StepProfile& p, const PredictOptions& o, int on_host) {
+  const double threads = std::max(p.threads, 1);
+  return o.cores_per_host > 0 ? std::min(1.0, o.cores_per_host / (on_host * threads)) : 1.0;
+}
+
 double cpu_scale(const StepProfile& p, const PredictOptions& o, int on_host, bool& shared) {
   const double threads = std::max(p.threads, 1);
   const double profiled = p.cores_per_rank > 0 ? std::min(1.0, p.cores_per_rank / threads) : 1.0;
-  const double target =
-      o.cores_per_host > 0 ? std::min(1.0, o.cores_per_host / (on_host * threads)) : 1.0;
+  const double target = thread_share(p, o, on_host);
   shared = target < 1.0;
   return profiled / target;
 }

@@ -214,6 +214,7 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   c.rma = {{"get", 1, 0, {{4096, 5e-4, 4}}, {5e-4, 1e7}}};
   c.reduce_Bps = {2e9, 3e9, 4e9};
   c.cpu_share = {0.5, 0.5, 0.25};
+  c.cpu_slice_s = {0.005, 0.005, 0.0025};
   c.gemm_flops_per_s = {1e11, 1e11, 5e10};
   c.memory_Bps = {2e10, 2e10, 1e10};
   c.flags = {"slow pair"};
@@ -225,13 +226,20 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   EXPECT_DOUBLE_EQ(n.intra_latency_s, 1e-6);
   EXPECT_DOUBLE_EQ(n.reduce_Bps, 3e9);
   EXPECT_DOUBLE_EQ(n.cores_per_host, 1.0);  // hosts: 1.0 and 0.25; the upper median
-  ASSERT_EQ(n.measured.size(), 1u);         // the polled iallreduce curve, as the trainer runs
+  EXPECT_DOUBLE_EQ(n.cpu_slice_s, 0.005);
+  ASSERT_EQ(n.measured.size(), 1u);  // the polled iallreduce curve, as the trainer runs
   EXPECT_DOUBLE_EQ(n.measured[0].samples[0].second, 2e-4);
   nlohmann::json bad = j;
   bad["hosts"][1]["ranks"] = {7};
   EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
   bad = j;
   bad.erase("reduce_Bps_per_core");
+  EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
+  // The slices: optional (older files); a negative one is refused.
+  bad = j;
+  bad.erase("cpu_slice_s_per_rank");
+  EXPECT_EQ(network_model(Calibration::from_json(bad, "net.json"), "net.json").cpu_slice_s, 0);
+  bad["cpu_slice_s_per_rank"] = {0.005, -1.0, 0.0025};
   EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
   // Compute ceilings: optional (older files), but when there, positive and one per rank.
   bad = j;
@@ -455,6 +463,46 @@ TEST(Predict, BandSpansTheFastAndSlowEnds) {
   const Prediction one = predict_with_band(p, net, 1, {});
   EXPECT_NEAR(one.step_s_low / one.step_s, 40.95 / 49.5, 1e-9);
   EXPECT_NEAR(one.step_s_high / one.step_s, 58.05 / 49.5, 1e-9);
+}
+
+// On hosts of a quarter core whose budget runs a thread for 2.5 ms slices (paused 7.5 ms
+// after each), a step meets one pause fewer or one more than its average; a
+// parameter-server worker's transfers may be throttled with it.
+TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
+  StepProfile p = two_layer_profile();
+  NetworkModel net = network();
+  net.cpu_slice_s = 0.0025;
+  PredictOptions quarter;
+  quarter.cores_per_host = 0.25;
+  // One rank: 0.094 s of CPU is 37.6 slices; 0.376 s on average, 37 or 38 pauses of 7.5 ms.
+  Prediction r = predict_with_band(p, net, 1, quarter);
+  EXPECT_NEAR(r.step_s, 0.376, 1e-12);
+  EXPECT_NEAR(r.step_s_low, 0.094 + 37 * 0.0075, 1e-12);
+  EXPECT_NEAR(r.step_s_high, 0.094 + 38 * 0.0075, 1e-12);
+  // A step shorter than a slice: most run unpaused, some meet a whole pause.
+  net.cpu_slice_s = 0.5;
+  r = predict_with_band(p, net, 1, quarter);
+  EXPECT_NEAR(r.step_s_low, 0.094, 1e-12);
+  EXPECT_NEAR(r.step_s_high, 0.094 + 1.5, 1e-12);
+  // Unmeasured slices (an older calibration) or a whole core: no such term.
+  net.cpu_slice_s = 0;
+  EXPECT_DOUBLE_EQ(predict_with_band(p, net, 1, quarter).step_s_low, 0.376);
+  net.cpu_slice_s = 0.0025;
+  EXPECT_DOUBLE_EQ(predict_with_band(p, net, 1, {}).step_s_high, 0.094);
+  // A Downpour worker (0.01 s of CPU: 3.3 slices of 3 ms, pauses of 9 ms): the slow end
+  // also moves its transfers, latency and bytes, at a quarter of the links' speed.
+  StepProfile ps;
+  ps.mode = DistMode::kDownpour;
+  ps.servers = 1, ps.n_fetch = 1, ps.n_push = 1;
+  ps.param_bytes = 4'000'000;
+  ps.global_batch = ps.local_batch = 32;
+  ps.worker_compute_s = 0.010;
+  net.inter_latency_s = 1e-3, net.inter_bandwidth_Bps = 1e7, net.reduce_Bps = 1e9;
+  net.cpu_slice_s = 0.003;
+  r = predict_with_band(ps, net, 2, quarter);
+  EXPECT_NEAR(r.step_s, 0.040 + 4 * 0.001 + 2 * 0.401 + 0.032, 1e-9);
+  EXPECT_NEAR(r.step_s_low, 0.037 + 4 * 0.001 + 2 * 0.401 + 0.032, 1e-9);
+  EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.004 + 2 * 1.604 + 0.032, 1e-9);
 }
 
 }  // namespace

@@ -19,6 +19,10 @@ struct NetworkModel {
   // The cores a host's ranks got together while all computed (median over hosts; 0 when
   // the calibration predates the measurement): a CPU budget per host shows here.
   double cores_per_host = 0;
+  // How long a rank ran between two pauses while all computed (median over ranks; 0 where
+  // nothing paused them, or the calibration predates the measurement): under a CPU budget
+  // the quota per period, which sets how unevenly the budget falls on single steps.
+  double cpu_slice_s = 0;
   // What the calibration saw: its hosts, and whether a link between two of them was measured
   // (without one, the links between hosts are taken to be the measured shared-memory ones).
   int hosts = 0;

@@ -66,7 +66,12 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
 // predict_step, with its range: the step predicted again with the profile's compute at
 // the 5th and 95th percentiles of its recorded steps (relative to their median) and every
 // link's time at the calibration's fast and slow ends (NetworkModel::fast_links,
-// slow_links) -- fast with fast, slow with slow. A measured step should fall inside it.
+// slow_links) -- fast with fast, slow with slow. Where a thread has less than a core and
+// the calibration saw its slices (NetworkModel::cpu_slice_s), two more: a single step meets
+// one pause of the budget fewer (fast end) or one more (slow end) than its average, and a
+// parameter-server worker's transfers, which spin inside MPI's blocking one-sided calls,
+// may be throttled with it (slow end: the links' time over the thread's share). A measured
+// step should fall inside it.
 Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int ranks,
                              const PredictOptions& o);
 // What the profiled compute is multiplied by on the target hosts: the CPU a thread had when
@@ -76,6 +81,8 @@ Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int 
 // profile taken on a host of half a core, forecast for hosts of half a core, is not slowed
 // again. `shared` is set where a target thread has less than a core.
 double cpu_scale(const StepProfile& p, const PredictOptions& o, int on_host, bool& shared);
+// The share of a core a thread has on the target hosts (at most 1).
+double thread_share(const StepProfile& p, const PredictOptions& o, int on_host);
 // E[max of n draws] / mean, for the empirical distribution of `samples`.
 double expected_max_factor(std::vector<double> samples, int n);
 
