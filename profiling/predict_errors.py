@@ -6,7 +6,8 @@ high_s share_of_steps_inside budget).
 Usage: predict_errors.py CORES TABLE [TABLE ...]
 Prints each point (the error of the forecast, whether the measured step lies inside the
 forecast's range, the share of recorded steps inside it), then the median and worst
-|error|, the share of points and of steps inside the range, and the same per budget.
+|error|, the share of points and of steps inside the range, the run-to-run noise (the
+unbudgeted 1-host points, which repeat their profile), and the same per budget.
 CORES: this machine's cores; unbudgeted points with more hosts than cores share them
 (marked oversubscribed).
 """
@@ -42,6 +43,13 @@ def summary(label, pts):
 if points:
     print()
     summary("all", points)
+    # An unbudgeted 1-host point runs what its profile ran, on the same host: its error is
+    # this machine's run-to-run noise, a floor under every other point's.
+    repeats = [100 * abs((float(r[4]) - float(r[3])) / float(r[3]))
+               for r in rows if r[8] == "none" and r[2] == "1"]
+    if repeats:
+        print("run-to-run noise (unbudgeted 1-host points repeat their profile): |error| "
+              + ", ".join(f"{e:.1f}%" for e in sorted(repeats)))
     budgets = sorted({b for b, _, _, _ in points})
     if len(budgets) > 1:
         for b in budgets:

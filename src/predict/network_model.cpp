@@ -39,6 +39,22 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
     n.slow_links = std::max({1.0, b10 > 0 ? b50 / b10 : 1.0, l50 > 0 ? l90 / l50 : 1.0});
     n.fast_links = std::min({1.0, b90 > 0 ? b50 / b90 : 1.0, l50 > 0 ? l10 / l50 : 1.0});
   }
+  // And each link's own spread about its fit (one link has no spread between links): the
+  // measured over the fitted time of the sizes a gradient bucket or a shard is, those whose
+  // bytes over bandwidth outweigh the latency, at their 10th and 90th percentiles.
+  std::vector<double> about_fit;
+  for (const PairResult& p : c.pairs) {
+    if (p.fit.bandwidth_Bps <= 0 || p.same_host != bw_inter.empty()) continue;
+    for (const Sample& s : p.samples) {
+      const double wire = double(s.bytes) / p.fit.bandwidth_Bps;
+      if (wire >= p.fit.latency_s && s.seconds > 0)
+        about_fit.push_back(s.seconds / (p.fit.latency_s + wire));
+    }
+  }
+  if (about_fit.size() >= 2) {
+    n.slow_links = std::max(n.slow_links, quantile(about_fit, 0.9));
+    n.fast_links = std::min(n.fast_links, quantile(about_fit, 0.1));
+  }
   // The trainer's buckets are MPI_Iallreduce polled with MPI_Test: their curve when
   // calibrated (hpdl calibrate measures it), else the blocking default's.
   bool nonblocking = false;

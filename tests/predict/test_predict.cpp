@@ -252,6 +252,23 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
 }
 
+// One link between hosts has no spread between links; its range is its own: the measured
+// sizes' times over its fit where bytes over bandwidth outweigh the latency (the 8-byte
+// sample, ten times its fit, does not count).
+TEST(Predict, OneLinksSpreadAboutItsFit) {
+  Calibration c;
+  PairResult inter{0, 1, false, {}, {1e-4, 1e7}, false};
+  const double fit[] = {0.0101, 0.0201, 0.0401, 0.0801};  // 1e5 .. 8e5 bytes
+  const double ratio[] = {0.9, 1.0, 1.1, 1.3};
+  inter.samples.push_back({8, 10 * (1e-4 + 8e-7), 5});
+  for (int k = 0; k < 4; ++k) inter.samples.push_back({100000 << k, ratio[k] * fit[k], 5});
+  c.pairs = {inter};
+  c.reduce_Bps = {1e9, 1e9};
+  const NetworkModel n = network_model(c, "net.json");
+  EXPECT_NEAR(n.slow_links, 1.1 + 0.7 * 0.2, 1e-9);  // 90th percentile of the four
+  EXPECT_NEAR(n.fast_links, 0.9 + 0.3 * 0.1, 1e-9);  // 10th
+}
+
 // 16-bit gradients: each bucket costs the allreduce of half its bytes plus an encode and a
 // decode pass (2 x its f32 bytes at the reduction rate); local SGD: no bucket, one blocking
 // allreduce of all parameters every H steps, nothing hidden behind backward.

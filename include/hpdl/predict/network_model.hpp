@@ -29,7 +29,9 @@ struct NetworkModel {
   bool inter_host_measured = false;
   // The spread of the calibrated links (the pairs' fits of the kind the forecast leans on:
   // between hosts where measured): how much slower (>= 1) and faster (<= 1) a link's time
-  // is at the 90th and 10th percentiles of bandwidth and latency than at their medians.
+  // is at the 90th and 10th percentiles of bandwidth and latency than at their medians, or
+  // a measured size at the 90th and 10th percentiles of its time over its pair's fit
+  // (bandwidth-bound sizes), whichever is wider.
   double slow_links = 1, fast_links = 1;
   struct Curve {
     int ranks = 0;
