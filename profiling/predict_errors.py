@@ -6,7 +6,7 @@ high_s share_of_steps_inside budget).
 Usage: predict_errors.py CORES TABLE [TABLE ...]
 Prints each point (the error of the forecast, whether the measured step lies inside the
 forecast's range, the share of recorded steps inside it), then the median and worst
-|error|, the share of points and of steps inside the range, the run-to-run noise (the
+|error|, the share of points and of steps inside the range and how wide it is, the run-to-run noise (the
 unbudgeted 1-host points, which repeat their profile), and the same per budget.
 CORES: this machine's cores; unbudgeted points with more hosts than cores share them
 (marked oversubscribed).
@@ -25,7 +25,7 @@ for model, rate, h, m, p, lo, hi, share, budget in rows:
     m, p, lo, hi, share, h = float(m), float(p), float(lo), float(hi), float(share), int(h)
     e = (p - m) / m
     inside = lo <= m <= hi
-    points.append((budget, abs(e), inside, share))
+    points.append((budget, abs(e), inside, share, hi / lo if lo > 0 else float("inf")))
     note = f"  (oversubscribed: {h} ranks on {cores} cores)" if budget == "none" and h > cores else ""
     rng = f"{1e3 * lo:.2f}-{1e3 * hi:.2f}"
     print(f"{model:16} {rate:8} {budget:>6} {h:5d} {1e3 * m:12.2f} {1e3 * p:13.2f} {rng:>17} "
@@ -33,11 +33,12 @@ for model, rate, h, m, p, lo, hi, share, budget in rows:
 
 
 def summary(label, pts):
-    errs = [e for _, e, _, _ in pts]
+    errs = [e for _, e, _, _, _ in pts]
     print(f"{label}: median |error| {100 * statistics.median(errs):.1f}%, worst "
           f"{100 * max(errs):.1f}% over {len(pts)} points; measured step inside the range at "
-          f"{100 * sum(i for _, _, i, _ in pts) / len(pts):.0f}% of points, "
-          f"{100 * statistics.mean(s for _, _, _, s in pts):.0f}% of recorded steps")
+          f"{100 * sum(i for _, _, i, _, _ in pts) / len(pts):.0f}% of points, "
+          f"{100 * statistics.mean(s for _, _, _, s, _ in pts):.0f}% of recorded steps; the range "
+          f"spans {statistics.median(w for *_, w in pts):.1f}x (median high / low)")
 
 
 if points:
@@ -50,7 +51,7 @@ if points:
     if repeats:
         print("run-to-run noise (unbudgeted 1-host points repeat their profile): |error| "
               + ", ".join(f"{e:.1f}%" for e in sorted(repeats)))
-    budgets = sorted({b for b, _, _, _ in points})
+    budgets = sorted({p[0] for p in points})
     if len(budgets) > 1:
         for b in budgets:
             summary(f"budget {b}", [q for q in points if q[0] == b])

@@ -35,7 +35,16 @@ Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int 
     const double pauses = run / net.cpu_slice_s;
     fast *= (run + std::floor(pauses) * pause) / r.compute_s;
     slow *= (run + std::ceil(pauses) * pause) / r.compute_s;
-    if (p.async()) slow_links /= q;  // a worker spins through its transfers on its budget
+    // A parameter-server worker spins inside MPI's blocking one-sided calls: a transfer
+    // shorter than a slice runs while it runs and spends its quota (its time over the
+    // share at the slow end); a longer one goes on in the kernel while it is paused.
+    if (p.async() && p.servers > 0) {
+      const bool one_host = (ranks + o.ranks_per_host - 1) / o.ranks_per_host <= 1;
+      const double bandwidth = one_host ? net.intra_bandwidth_Bps : net.inter_bandwidth_Bps;
+      const double latency = one_host ? net.intra_latency_s : net.inter_latency_s;
+      const double transfer = latency + double(p.param_bytes) / p.servers / bandwidth;
+      if (transfer < net.cpu_slice_s) slow_links /= q;
+    }
   }
   r.step_s_low =
       predict_step(scaled_compute(p, fast), scaled_links(net, net.fast_links), ranks, o).step_s;

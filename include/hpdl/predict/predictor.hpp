@@ -69,9 +69,9 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
 // slow_links) -- fast with fast, slow with slow. Where a thread has less than a core and
 // the calibration saw its slices (NetworkModel::cpu_slice_s), two more: a single step meets
 // one pause of the budget fewer (fast end) or one more (slow end) than its average, and a
-// parameter-server worker's transfers, which spin inside MPI's blocking one-sided calls,
-// may be throttled with it (slow end: the links' time over the thread's share). A measured
-// step should fall inside it.
+// parameter-server worker's transfers shorter than a slice, which it spins through inside
+// MPI's blocking one-sided calls, may be throttled with it (slow end: the links' time over
+// the thread's share). A measured step should fall inside it.
 Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int ranks,
                              const PredictOptions& o);
 // What the profiled compute is multiplied by on the target hosts: the CPU a thread had when
