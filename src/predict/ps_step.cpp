@@ -8,6 +8,14 @@
 
 namespace hpdl {
 
+double ps_shard_transfer_s(const StepProfile& p, const NetworkModel& net, int ranks,
+                           const PredictOptions& o) {
+  const bool one_host = (ranks + o.ranks_per_host - 1) / o.ranks_per_host <= 1;
+  const double latency = one_host ? net.intra_latency_s : net.inter_latency_s;
+  const double bandwidth = one_host ? net.intra_bandwidth_Bps : net.inter_bandwidth_Bps;
+  return latency + double(p.param_bytes) / std::max(p.servers, 1) / bandwidth;
+}
+
 Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ranks,
                            const PredictOptions& o) {
   Prediction r;
@@ -29,10 +37,8 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
   // does. A control word (the request, the server's reply) costs the latency. (The
   // calibrated RMA curves are not used: under a CPU budget their small operations measured
   // 0.1 ms in one calibration and 20 ms in the next on the same cluster.)
-  const bool one_host = r.hosts <= 1;
-  const double latency = one_host ? net.intra_latency_s : net.inter_latency_s;
-  const double bandwidth = one_host ? net.intra_bandwidth_Bps : net.inter_bandwidth_Bps;
-  const double move = latency + shard / bandwidth, word = latency;
+  const double move = ps_shard_transfer_s(p, net, ranks, o);
+  const double word = r.hosts <= 1 ? net.intra_latency_s : net.inter_latency_s;
   // The server's core: one pass over the deposited shard per push (two more for DC-ASGD's
   // compensation and mean squares), one copy per pull, at the calibrated reduction rate on
   // the server's share of a core.
@@ -49,7 +55,15 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
   }
   // The worker's own part of a cycle: its compute and, per operation and server, a request
   // word and the server's reply.
-  const double think = r.compute_s + S * 2 * word * (1.0 / p.n_fetch + 1.0 / p.n_push);
+  double think = r.compute_s + S * 2 * word * (1.0 / p.n_fetch + 1.0 / p.n_push);
+  // On a CPU budget of q < 1 core whose slices the calibration saw: the worker spins through
+  // a transfer shorter than a slice inside MPI's blocking one-sided calls and spends its
+  // quota on it, so its budget pauses it for (1/q - 1) of the transfer after it; the link is
+  // busy for the transfer alone. (A longer transfer goes on in the kernel while the worker
+  // is paused, and costs it nothing more.)
+  const double q = thread_share(p, o, std::min(ranks, o.ranks_per_host));
+  if (q < 1 && net.cpu_slice_s > 0 && move < net.cpu_slice_s)
+    think += S * move * (1.0 / p.n_fetch + 1.0 / p.n_push) * (1 / q - 1);
   const ClosedNetwork alone = solve_closed_network(demand, think, 1);
   const ClosedNetwork all = solve_closed_network(demand, think, r.workers);
   r.step_s = all.cycle_s;

@@ -484,7 +484,7 @@ TEST(Predict, BandSpansTheFastAndSlowEnds) {
 
 // On hosts of a quarter core whose budget runs a thread for 2.5 ms slices (paused 7.5 ms
 // after each), a step meets one pause fewer or one more than its average; a
-// parameter-server worker's transfers shorter than a slice may be throttled with it.
+// parameter-server worker's transfers shorter than a slice are throttled with it.
 TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
   StepProfile p = two_layer_profile();
   NetworkModel net = network();
@@ -507,8 +507,8 @@ TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
   net.cpu_slice_s = 0.0025;
   EXPECT_DOUBLE_EQ(predict_with_band(p, net, 1, {}).step_s_high, 0.094);
   // A Downpour worker (0.01 s of CPU: 3.3 slices of 3 ms, pauses of 9 ms) moving 4 kB
-  // shards in 1.4 ms, under a slice: the slow end also moves them, latency and bytes, at a
-  // quarter of the links' speed.
+  // shards in 1.4 ms, under a slice: it spins through them and its budget pauses it 3x as
+  // long after them (the forecast, and the slow end); the fast end leaves them unthrottled.
   StepProfile ps;
   ps.mode = DistMode::kDownpour;
   ps.servers = 1, ps.n_fetch = 1, ps.n_push = 1;
@@ -519,12 +519,18 @@ TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
   net.cpu_slice_s = 0.003;
   const double core = 2 * 4000 / 0.25e9;  // the server's apply and copy
   r = predict_with_band(ps, net, 2, quarter);
-  EXPECT_NEAR(r.step_s, 0.040 + 4 * 0.001 + 2 * 0.0014 + core, 1e-9);
+  EXPECT_NEAR(r.step_s, 0.040 + 4 * 0.001 + 2 * 0.0014 * 3 + 2 * 0.0014 + core, 1e-9);
   EXPECT_NEAR(r.step_s_low, 0.037 + 4 * 0.001 + 2 * 0.0014 + core, 1e-9);
-  EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.004 + 2 * 0.0056 + core, 1e-9);
+  EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.001 + 2 * 0.0014 * 3 + 2 * 0.0014 + core, 1e-9);
+  // Slow links (3x: 4.2 ms, over a slice) keep the throttle at the slow end.
+  net.slow_links = 3;
+  r = predict_with_band(ps, net, 2, quarter);
+  EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.003 + 2 * 0.0042 * 3 + 2 * 0.0042 + core, 1e-9);
+  net.slow_links = 1;
   // 4 MB shards (0.401 s, longer than a slice) go on in the kernel while it is paused.
   ps.param_bytes = 4'000'000;
   r = predict_with_band(ps, net, 2, quarter);
+  EXPECT_NEAR(r.step_s, 0.040 + 4 * 0.001 + 2 * 0.401 + 0.032, 1e-9);
   EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.001 + 2 * 0.401 + 0.032, 1e-9);
 }
 

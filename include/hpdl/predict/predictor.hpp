@@ -63,15 +63,19 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
                         const PredictOptions& o);
 Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ranks,
                            const PredictOptions& o);
+// One shard moved between a worker and a server, either way (ps_step.cpp): the calibrated
+// point-to-point latency + bytes / bandwidth, between hosts unless every rank shares one.
+double ps_shard_transfer_s(const StepProfile& p, const NetworkModel& net, int ranks,
+                           const PredictOptions& o);
 // predict_step, with its range: the step predicted again with the profile's compute at
 // the 5th and 95th percentiles of its recorded steps (relative to their median) and every
 // link's time at the calibration's fast and slow ends (NetworkModel::fast_links,
 // slow_links) -- fast with fast, slow with slow. Where a thread has less than a core and
 // the calibration saw its slices (NetworkModel::cpu_slice_s), two more: a single step meets
 // one pause of the budget fewer (fast end) or one more (slow end) than its average, and a
-// parameter-server worker's transfers shorter than a slice, which it spins through inside
-// MPI's blocking one-sided calls, may be throttled with it (slow end: the links' time over
-// the thread's share). A measured step should fall inside it.
+// parameter-server worker's transfers shorter than a slice, which the forecast charges to
+// its budget (ps_step.cpp), are left unthrottled at the fast end. A measured step should
+// fall inside it.
 Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int ranks,
                              const PredictOptions& o);
 // What the profiled compute is multiplied by on the target hosts: the CPU a thread had when
