@@ -201,8 +201,8 @@ std::string Calibration::table() const {
     std::sort(slices.begin(), slices.end());
     if (!slices.empty() && slices[slices.size() / 2] > 0) {
       std::snprintf(line, sizeof line,
-                    "  in slices of %.2f ms between pauses (median; a CPU budget's quota per "
-                    "period)\n",
+                    "  in slices of %.2f ms between pauses (median; under a CPU budget, its "
+                    "quota per period in scheduler ticks)\n",
                     1e3 * slices[slices.size() / 2]);
       out += line;
     }

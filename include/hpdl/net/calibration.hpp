@@ -80,7 +80,8 @@ struct Calibration {
   // Per rank: CPU seconds per second while every rank computes (1 = a whole core).
   std::vector<double> cpu_share;
   // Per rank, measured at the same time: how long it ran between two pauses (median; 0
-  // where nothing paused it, and in older files). Under a CPU quota, the quota per period.
+  // where nothing paused it, and in older files). Under a CPU quota, the quota per period
+  // as the scheduler grants it (in whole ticks: 4 ms for a 2.5 ms quota at HZ=250).
   std::vector<double> cpu_slice_s;
   // Per rank, measured with every rank at once through the CPU backend (`hpdl calibrate`
   // without --no-compute; empty otherwise and in older files): the GEMM peak (FLOP/s) and
