@@ -197,13 +197,12 @@ std::string Calibration::table() const {
                   "cores per host\n",
                   *lo, *hi, *clo, *chi);
     out += line;
-    std::vector<double> slices = cpu_slice_s;
-    std::sort(slices.begin(), slices.end());
-    if (!slices.empty() && slices[slices.size() / 2] > 0) {
+    const double slice = median(cpu_slice_s);
+    if (slice > 0) {
       std::snprintf(line, sizeof line,
                     "  in slices of %.2f ms between pauses (median; under a CPU budget, its "
                     "quota per period in scheduler ticks)\n",
-                    1e3 * slices[slices.size() / 2]);
+                    1e3 * slice);
       out += line;
     }
   }
