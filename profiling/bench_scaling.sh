@@ -54,6 +54,16 @@ hpdl=${HPDL:-build/hpdl}
 model=${MODEL:-mlp_fashion_mnist}
 ps_sets=${PS_SETS:-}
 all_sets=${SETS:-}  # --set values for every run, e.g. SETS='run.wait="spin"'
+source profiling/knobs.sh
+knob_counts HOSTS "$hosts_list"
+knob_counts STEPS "$steps"
+knob_number MIN_S "$min_s"
+knob_counts SERVERS "$servers"
+knob_counts EPOCHS "$epochs"
+knob_positive TTA_LIMIT_S "$tta_limit"
+knob_positive WATCHDOG_S "$watchdog"
+[ -z "$target" ] || knob_positive TARGET "$target"
+[ -z "${CPUS_PER_HOST:-}" ] || knob_positive CPUS_PER_HOST "$CPUS_PER_HOST"
 read -r rows batch < <(/usr/bin/python3 - "inputs/$model.toml" <<'PY'
 import h5py, sys, tomllib
 c = tomllib.load(open(sys.argv[1], "rb"))

@@ -40,6 +40,13 @@ cores=${CORES:-$(nproc)}
 budget=${CPUS_PER_HOST:-}
 min_s=${MIN_S:-2}
 save=${SAVE:-}
+source profiling/knobs.sh
+knob_counts STEPS "$steps"
+knob_counts HOSTS "$hosts_list"
+knob_positive CORES "$cores"
+knob_number MIN_S "$min_s"
+[ -z "$budget" ] || knob_positive CPUS_PER_HOST "$budget"
+[ -z "${PERIOD_US:-}" ] || knob_counts PERIOD_US "$PERIOD_US"
 source profiling/cluster_env.sh hpdl-validate
 source profiling/variants.sh
 config() {

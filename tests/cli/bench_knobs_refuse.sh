@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The emulated-cluster benchmarks refuse a bad numeric knob with one line naming it and
+# exit 2, before they build, set up a cluster or write anything (MIN_S=2s had been read as 0
+# by awk: a run shorter than the budget's period never ran again). Valid values pass the
+# same checks. They run in a scratch copy of profiling/, so a check that let a bad value
+# through fails on the missing inputs/ (another message) instead of reaching a cluster.
+# Usage: bench_knobs_refuse.sh SOURCE_DIR
+set -u
+src=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp -r "$src/profiling" "$tmp/"
+cd "$tmp"
+fails=0
+expect() {  # expect REGEX CMD...: exit 2 and one stderr line matching REGEX
+  local regex=$1 err rc
+  shift
+  err=$(timeout 30 "$@" 2>&1 >/dev/null)
+  rc=$?
+  if [ $rc -ne 2 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || ! grep -Eq -- "$regex" <<<"$err"; then
+    echo "FAIL: $* -> exit $rc: $err"
+    fails=$((fails + 1))
+  else
+    echo "ok: $* -> $err"
+  fi
+}
+scaling=profiling/bench_scaling.sh
+validate=profiling/validate_predict.sh
+expect 'MIN_S="2s" is not a number >= 0' env MIN_S=2s bash $scaling
+expect 'HOSTS="1 2 x" is not whole numbers >= 1' env HOSTS="1 2 x" bash $scaling
+expect 'STEPS="0" is not whole numbers >= 1' env STEPS=0 bash $scaling
+expect 'CPUS_PER_HOST="0" is not a number > 0' env CPUS_PER_HOST=0 bash $scaling
+expect 'CPUS_PER_HOST="-1" is not a number >= 0' env CPUS_PER_HOST=-1 bash $scaling
+expect 'TARGET="high" is not a number >= 0' env TARGET=high bash $scaling
+expect 'WATCHDOG_S="1e3" is not a number >= 0' env WATCHDOG_S=1e3 bash $scaling
+expect 'MIN_S="two" is not a number >= 0' env MIN_S=two bash $validate
+expect 'PERIOD_US="1.5" is not whole numbers >= 1' env PERIOD_US=1.5 bash $validate
+expect 'CORES="0.0" is not a number > 0' env CORES=0.0 bash $validate
+expect 'HOSTS="2,4" is not whole numbers >= 1' env HOSTS=2,4 bash $validate
+# Valid values pass: each call below would exit 2 with a line if refused.
+out=$(bash -c 'source profiling/knobs.sh; knob_number MIN_S 0; knob_number MIN_S .5
+  knob_positive CPUS_PER_HOST 0.25; knob_counts HOSTS " 1 2  4 8 "; knob_counts STEPS 30
+  echo passed' 2>&1)
+[ "$out" = passed ] || { echo "FAIL: valid knobs refused: $out"; fails=$((fails + 1)); }
+[ -z "$(ls -A "$tmp" | grep -v '^profiling$')" ] || { echo "FAIL: a refused call wrote files"; fails=$((fails + 1)); }
+[ $fails -eq 0 ] && echo PASS
+exit $((fails > 0))
