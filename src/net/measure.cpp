@@ -1,9 +1,10 @@
 // The measurements of `hpdl calibrate` (see net/calibration.hpp): ping-pong per pair,
 // allreduce per algorithm, rank count and size, RMA get/accumulate, reduction throughput,
 // the CPU share of every rank.
-// Every measurement is a loop over sizes growing by 8x; the first rank of the measuring
-// group decides the repetitions of the next size from the last one's time (about
-// target_s in all) and stops before a size that would exceed budget_s.
+// Every measurement is a loop over sizes growing by 8x (the iallreduce curve `hpdl predict`
+// reads: 2x); the first rank of the measuring group decides the repetitions of the next
+// size from the last one's time (about target_s in all; that curve's at least ten of a CPU
+// budget's run-and-pause cycles) and stops before a size that would exceed budget_s.
 #include <mpi.h>
 #include <time.h>
 
@@ -17,9 +18,9 @@
 namespace hpdl {
 namespace {
 
-std::vector<int64_t> sizes_up_to(int64_t first, int64_t max_bytes) {
+std::vector<int64_t> sizes_up_to(int64_t first, int64_t max_bytes, int64_t factor = 8) {
   std::vector<int64_t> s;
-  for (int64_t b = first; b <= max_bytes; b *= 8) s.push_back(b);
+  for (int64_t b = first; b <= max_bytes; b *= factor) s.push_back(b);
   if (s.empty() || s.back() < max_bytes) s.push_back(max_bytes);
   return s;
 }
@@ -124,14 +125,14 @@ PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o, con
 // gradient buckets are (OpenMPI runs it through libnbc, which picks its algorithm by rank
 // count, size and whether the buffer is in place; not coll_tuned's algorithms).
 std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o, bool nonblocking,
-                                    const Comm& waits) {
+                                    const Comm& waits, int64_t factor = 8) {
   int me = 0;
   MPI_Comm_rank(comm, &me);
   const int64_t max_floats = std::max<int64_t>(o.max_bytes / 4, 1);
   std::vector<float> in(static_cast<size_t>(max_floats), 1.0f), out(in.size());
   std::vector<Sample> samples;
   const Sample* prev = nullptr;
-  for (int64_t bytes : sizes_up_to(4, max_floats * 4)) {
+  for (int64_t bytes : sizes_up_to(4, max_floats * 4, factor)) {
     int64_t reps = me == 0 ? plan_reps(bytes, prev, o) : 0;
     HPDL_CHECK_MPI(MPI_Bcast(&reps, 1, MPI_INT64_T, 0, comm));
     if (reps == 0) break;
@@ -257,6 +258,25 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
     WatchdogScope guard(watchdog, "calibrate: host names", 0);
     c.hosts = map_hosts(comm);
   }
+  // The share of a core each rank gets while all compute: every rank spins for 0.5 s (fifty
+  // 10 ms quota periods, so a CPU budget shows as its average, not its bursts). First, so
+  // that the curve `hpdl predict` reads can be measured over enough of a budget's cycles.
+  // A budgeted rank runs a slice and pauses (1/share - 1) slices: a window of a few cycles
+  // holds one pause more or fewer by its phase (the 2026-12-06 grid's 4-rank 128 KiB
+  // iallreduce: 3.9 and 5.0 ms in two calibrations of 50 ms windows, 16 ms cycles).
+  double cycle_s = 0;  // the longest cycle of any rank (0: none paused)
+  {
+    WatchdogScope guard(watchdog, "calibrate: CPU share", 0);
+    quiet_barrier(world);
+    const CpuWhileSpinning cpu = cpu_while_spinning(0.5);
+    c.cpu_share.resize(n), c.cpu_slice_s.resize(n);
+    HPDL_CHECK_MPI(
+        MPI_Gather(&cpu.share, 1, MPI_DOUBLE, c.cpu_share.data(), 1, MPI_DOUBLE, 0, world));
+    HPDL_CHECK_MPI(
+        MPI_Gather(&cpu.slice_s, 1, MPI_DOUBLE, c.cpu_slice_s.data(), 1, MPI_DOUBLE, 0, world));
+    const double mine = cpu.share > 0 && cpu.share < 0.95 ? cpu.slice_s / cpu.share : 0;
+    HPDL_CHECK_MPI(MPI_Allreduce(&mine, &cycle_s, 1, MPI_DOUBLE, MPI_MAX, world));
+  }
   // Point to point: between every two hosts (their lowest ranks), and within the first
   // host that runs two ranks.
   std::vector<std::pair<int, int>> pairs;
@@ -308,9 +328,13 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
       c.allreduce.push_back(std::move(curve));
     }
     {
+      // The curve `hpdl predict` costs gradient buckets with: sizes 2x apart (a bucket
+      // interpolates between near neighbours) and ten budget cycles a size.
       WatchdogScope guard(watchdog, "calibrate: iallreduce", k * 100 + 99);
       AllreduceCurve curve{-1, "iallreduce", k, {}};
-      if (sub != MPI_COMM_NULL) curve.samples = allreduce_sweep(sub, o, true, comm);
+      CalibrateOptions fine = o;
+      fine.target_s = std::max(o.target_s, 10 * cycle_s);
+      if (sub != MPI_COMM_NULL) curve.samples = allreduce_sweep(sub, fine, true, comm, 2);
       quiet_barrier(world);
       c.allreduce.push_back(std::move(curve));
     }
@@ -352,18 +376,6 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
     c.reduce_Bps.resize(n);
     WatchdogScope guard(watchdog, "calibrate: reduction gather", 0);
     HPDL_CHECK_MPI(MPI_Gather(&rate, 1, MPI_DOUBLE, c.reduce_Bps.data(), 1, MPI_DOUBLE, 0, world));
-  }
-  // The share of a core each rank gets while all compute: every rank spins for 0.5 s (fifty
-  // 10 ms quota periods, so a CPU budget shows as its average, not its bursts).
-  {
-    WatchdogScope guard(watchdog, "calibrate: CPU share", 0);
-    quiet_barrier(world);
-    const CpuWhileSpinning cpu = cpu_while_spinning(0.5);
-    c.cpu_share.resize(n), c.cpu_slice_s.resize(n);
-    HPDL_CHECK_MPI(
-        MPI_Gather(&cpu.share, 1, MPI_DOUBLE, c.cpu_share.data(), 1, MPI_DOUBLE, 0, world));
-    HPDL_CHECK_MPI(
-        MPI_Gather(&cpu.slice_s, 1, MPI_DOUBLE, c.cpu_slice_s.data(), 1, MPI_DOUBLE, 0, world));
   }
   flag_slow(c);
   c.seconds = MPI_Wtime() - t_start;
