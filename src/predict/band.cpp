@@ -22,6 +22,8 @@ StepProfile scaled_compute(StepProfile p, double f) {
 Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int ranks,
                              const PredictOptions& o) {
   Prediction r = predict_step(p, net, ranks, o);
+  PredictOptions ends = o;  // whole pauses at the ends, not the last rank's expected one
+  ends.last_ranks_pause = false;
   const double mid = predict_stats::quantile(p.compute_s, 0.5);
   double fast = mid > 0 ? predict_stats::quantile(p.compute_s, 0.05) / mid : 1.0;
   double slow = mid > 0 ? predict_stats::quantile(p.compute_s, 0.95) / mid : 1.0;
@@ -30,10 +32,11 @@ Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int 
   // fewer or one more than that average (a step shorter than a slice may meet none).
   const double q = thread_share(p, o, std::min(ranks, o.ranks_per_host));
   if (q < 1 && net.cpu_slice_s > 0 && r.compute_s > 0) {
-    const double run = r.compute_s * q, pause = net.cpu_slice_s * (1 / q - 1);
+    const double mean = r.compute_s - r.budget_wait_s;
+    const double run = mean * q, pause = net.cpu_slice_s * (1 / q - 1);
     const double pauses = run / net.cpu_slice_s;
-    fast *= (run + std::floor(pauses) * pause) / r.compute_s;
-    slow *= (run + std::ceil(pauses) * pause) / r.compute_s;
+    fast *= (run + std::floor(pauses) * pause) / mean;
+    slow *= (run + std::ceil(pauses) * pause) / mean;
   }
   // A parameter-server worker's transfers shorter than a slice are charged to its budget
   // (ps_step.cpp): at the fast end they are not; at the slow end they are whenever they are
@@ -41,8 +44,8 @@ Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int 
   NetworkModel fast_net = scaled_links(net, net.fast_links);
   NetworkModel slow_net = scaled_links(net, net.slow_links);
   if (p.async()) fast_net.cpu_slice_s = 0, slow_net.cpu_slice_s *= net.slow_links;
-  r.step_s_low = predict_step(scaled_compute(p, fast), fast_net, ranks, o).step_s;
-  r.step_s_high = predict_step(scaled_compute(p, slow), slow_net, ranks, o).step_s;
+  r.step_s_low = predict_step(scaled_compute(p, fast), fast_net, ranks, ends).step_s;
+  r.step_s_high = predict_step(scaled_compute(p, slow), slow_net, ranks, ends).step_s;
   return r;
 }
 

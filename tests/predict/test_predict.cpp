@@ -2,6 +2,7 @@
 // (analytic choice and interpolation of a measured curve), and one whole step.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "hpdl/predict/closed_network.hpp"
@@ -559,6 +560,41 @@ TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
   r = predict_with_band(ps, net, 2, quarter);
   EXPECT_NEAR(r.step_s, 0.040 + 4 * 0.001 + 2 * 0.401 + 0.032, 1e-9);
   EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.001 + 2 * 0.401 + 0.032, 1e-9);
+}
+
+// A synchronous step on quarter-core hosts ends with the last rank's pause: two ranks of
+// 0.048 s of CPU each (half the batch), slices of 5 ms, pauses of 15: 9.6 slices, 9 or 10
+// pauses; the average meets 0.6 of the tenth, the later of two ranks 1 - 0.4^2 = 0.84.
+TEST(Predict, SynchronousStepWaitsForTheLastRanksPause) {
+  StepProfile p = two_layer_profile();
+  p.bucket_bytes = {};  // compute alone
+  NetworkModel net = network();
+  net.cpu_slice_s = 0.005;
+  PredictOptions quarter;
+  quarter.cores_per_host = 0.25;
+  Prediction r = predict_with_band(p, net, 2, quarter);
+  EXPECT_NEAR(r.budget_wait_s, 0.015 * (0.84 - 0.6), 1e-12);
+  EXPECT_NEAR(r.step_s, 0.192 + 0.015 * 0.24, 1e-12);
+  // The range's ends take whole pauses: 9 and 10.
+  EXPECT_NEAR(r.step_s_low, 0.048 + 9 * 0.015, 1e-12);
+  EXPECT_NEAR(r.step_s_high, 0.048 + 10 * 0.015, 1e-12);
+  // Eight ranks (0.0135 s of CPU each, 2.7 slices): 1 - 0.3^8 of a third pause against 0.7.
+  EXPECT_NEAR(predict_step(p, net, 8, quarter).budget_wait_s, 0.015 * (1 - std::pow(0.3, 8) - 0.7),
+              1e-12);
+  // Local SGD averaging every 16 steps: the last rank's extra pause every 16 steps
+  // (153.6 slices).
+  p.sync_every = 16;
+  EXPECT_NEAR(predict_step(p, net, 2, quarter).budget_wait_s, 0.015 * (0.84 - 0.6) / 16, 1e-9);
+  p.sync_every = 1;
+  // Under a slice between two exchanges (0.75 s slices: 0.064 of one): no such wait.
+  net.cpu_slice_s = 0.75;
+  EXPECT_EQ(predict_step(p, net, 2, quarter).budget_wait_s, 0);
+  net.cpu_slice_s = 0.005;
+  // One rank, a whole core, or slices not measured: no such wait.
+  EXPECT_EQ(predict_step(p, net, 1, quarter).budget_wait_s, 0);
+  EXPECT_EQ(predict_step(p, net, 2, {}).budget_wait_s, 0);
+  net.cpu_slice_s = 0;
+  EXPECT_EQ(predict_step(p, net, 2, quarter).budget_wait_s, 0);
 }
 
 }  // namespace

@@ -41,6 +41,9 @@ struct Prediction {
   int ranks = 1, hosts = 1;
   bool oversubscribed = false;
   double compute_s = 0, straggler_factor = 1, comm_s = 0, hidden_s = 0, exposed_s = 0;
+  // Synchronous steps under a CPU budget: the wait for the last rank's pause beyond the
+  // average's (sync_step.cpp), part of compute_s.
+  double budget_wait_s = 0;
   double step_s = 0, samples_per_s = 0, efficiency = 1;
   // The forecast's range (predict_with_band): the step with fast compute on fast links, and
   // with slow compute on slow links.
@@ -55,6 +58,9 @@ struct PredictOptions {
   int ranks_per_host = 1;
   double cores_per_host =
       0;  // 0: no core sharing assumed (may be fractional: hosts sharing a machine)
+  // Synchronous steps under a budget wait for the last rank's pause (budget_wait_s); the
+  // range's ends take whole pauses instead (band.cpp).
+  bool last_ranks_pause = true;
 };
 
 // The step at `ranks`: the synchronous model (sync_step.cpp) or, for a parameter-server
