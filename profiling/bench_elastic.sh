@@ -34,11 +34,8 @@ args=(build/tests/fixtures/tiny.toml --set "run.output_dir=\"$work/out\"" --set 
   --set train.progress=false)
 mpirun -np 1 build/hpdl train "${args[@]}" --set run.name=uninterrupted >/dev/null
 
-HPDL=$PWD/build/hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 HPDL_RESTARTS=$((kills + 5)) \
-HPDL_MIN_HOSTS=2 HPDL_RSH=$HPDL_NETNS_STATE/agent HPDL_PROBE_S=5 \
-HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $HPDL_NETNS_STATE/agent --mca btl tcp,self,vader" \
-  $cluster exec 1 bash jobs/pi_cluster.sh "$HPDL_NETNS_STATE/hostfile" "${args[@]}" \
-  --set run.name=soak >"$work/soak.out" 2>&1 &
+HPDL=$PWD/build/hpdl HPDL_RESTARTS=$((kills + 5)) HPDL_MIN_HOSTS=2 HPDL_PROBE_S=5 \
+  $cluster pi_cluster 1 "$HPDL_NETNS_STATE/hostfile" "${args[@]}" --set run.name=soak >"$work/soak.out" 2>&1 &
 job=$!
 log=$work/out/soak/log.txt
 count() { local n; n=$(grep -c "$1" "$log" 2>/dev/null) || true; echo "${n:-0}"; }

@@ -34,10 +34,8 @@ run() {
   local name=$1 t0 t1 again="" recovery="" awaited="resumed from"
   [ "${5:-}" != process ] || recovery="--enable-recovery --mca osc pt2pt" awaited=dropped
   t0=$(date +%s.%N)
-  HPDL=$PWD/build/hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 HPDL_RESTARTS=2 HPDL_MIN_HOSTS=2 \
-  HPDL_RSH=$HPDL_NETNS_STATE/agent HPDL_PROBE_S=5 \
-  HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $HPDL_NETNS_STATE/agent --mca btl tcp,self,vader $recovery" \
-    $cluster exec "$3" bash jobs/pi_cluster.sh "$2" "${args[@]}" --set run.name="$name" >"$work/$name.out" 2>&1 &
+  HPDL=$PWD/build/hpdl HPDL_RESTARTS=2 HPDL_MIN_HOSTS=2 HPDL_PROBE_S=5 HPDL_MPIRUN_ARGS="$recovery" \
+    $cluster pi_cluster "$3" "$2" "${args[@]}" --set run.name="$name" >"$work/$name.out" 2>&1 &
   local job=$!
   if [ "$4" -gt 0 ]; then
     for _ in $(seq 1200); do [ -f "$work/out/$name/checkpoint.h5" ] && break; sleep 0.1; done

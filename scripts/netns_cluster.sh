@@ -19,6 +19,7 @@
 #                                 [--arm64]                      start (replaces a running one)
 #   scripts/netns_cluster.sh mpirun [MPIRUN ARGS...]             mpirun across all hosts
 #   scripts/netns_cluster.sh exec I CMD...                       CMD inside host I
+#   scripts/netns_cluster.sh pi_cluster I HOSTFILE [ARGS...]     jobs/pi_cluster.sh from host I
 #   scripts/netns_cluster.sh status                              hosts, rates, bytes, CPU budgets
 #   scripts/netns_cluster.sh rate I RATE                         change host I's link (a bad cable)
 #   scripts/netns_cluster.sh down                                remove everything it made
@@ -185,6 +186,17 @@ run_mpirun() {
     --mca oob_tcp_if_include "$subnet.0/24" "$@"
 }
 
+# jobs/pi_cluster.sh (the Pi launcher: its probes, restarts and supervisor) from host I over
+# the emulated network: one thread a rank, the cluster's subnet, the agent for its ssh and
+# mpirun's daemons; the caller's HPDL_* settings pass through, HPDL_MPIRUN_ARGS appended.
+run_pi_cluster() {
+  require_up
+  local i=$1; shift
+  export HPDL_THREADS=${HPDL_THREADS:-1} HPDL_IFACE=$subnet.0/24 HPDL_RSH=$state/agent
+  export HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $state/agent --mca btl tcp,self,vader ${HPDL_MPIRUN_ARGS:-}"
+  in_host "$i" bash "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/jobs/pi_cluster.sh" "$@"
+}
+
 status() {
   require_up
   # shellcheck disable=SC1091
@@ -211,6 +223,7 @@ case $cmd in
     [ $# -ge 2 ] || die "usage: exec I CMD..."
     i=$1; shift
     in_host "$i" "$@" ;;
+  pi_cluster) [ $# -ge 2 ] || die "usage: pi_cluster I HOSTFILE [ARGS...]"; run_pi_cluster "$@" ;;
   status) status ;;
   rate)
     require_up
@@ -218,5 +231,5 @@ case $cmd in
     ip netns exec "$(host_ns "$1")" tc qdisc change dev eth0 root tbf rate "$2" burst 64kb latency 50ms
     ip netns exec "$switch" tc qdisc change dev "port$1" root tbf rate "$2" burst 64kb latency 50ms
     echo "netns_cluster: host $1's link now $2" ;;
-  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; [ -z "$cmd" ] || [ "$cmd" = -h ] || [ "$cmd" = --help ] || exit 2 ;;
+  *) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; [ -z "$cmd" ] || [ "$cmd" = -h ] || [ "$cmd" = --help ] || exit 2 ;;
 esac

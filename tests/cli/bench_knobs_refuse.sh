@@ -10,20 +10,8 @@ src=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$src/profiling" "$tmp/"
+source "$(dirname "$0")/script_refusals.sh"
 cd "$tmp"
-fails=0
-expect() {  # expect REGEX CMD...: exit 2 and one stderr line matching REGEX
-  local regex=$1 err rc
-  shift
-  err=$(timeout 30 "$@" 2>&1 >/dev/null)
-  rc=$?
-  if [ $rc -ne 2 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || ! grep -Eq -- "$regex" <<<"$err"; then
-    echo "FAIL: $* -> exit $rc: $err"
-    fails=$((fails + 1))
-  else
-    echo "ok: $* -> $err"
-  fi
-}
 scaling=profiling/bench_scaling.sh
 validate=profiling/validate_predict.sh
 expect 'MIN_S="2s" is not a number >= 0' env MIN_S=2s bash $scaling

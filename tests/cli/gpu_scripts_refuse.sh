@@ -10,20 +10,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/scripts"
 cp "$src/scripts/gpu_bundle.sh" "$src/scripts/gpu_checks.sh" "$tmp/scripts/"
+source "$(dirname "$0")/script_refusals.sh"
 cd "$tmp"
-fails=0
-expect() {  # expect REGEX CMD...: exit 2 and one stderr line matching REGEX
-  local regex=$1 err rc
-  shift
-  err=$(timeout 30 "$@" 2>&1 >/dev/null)
-  rc=$?
-  if [ $rc -ne 2 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || ! grep -Eq -- "$regex" <<<"$err"; then
-    echo "FAIL: $* -> exit $rc: $err"
-    fails=$((fails + 1))
-  else
-    echo "ok: $* -> $err"
-  fi
-}
 expect "say pack .* or unpack" bash scripts/gpu_bundle.sh
 expect "say pack .* or unpack" bash scripts/gpu_bundle.sh install
 expect "no build/hpdl" bash scripts/gpu_bundle.sh pack

@@ -38,9 +38,7 @@ need=$((48 * 4432))
 echo "2-host run: host 2 sent $((sent_after - sent_before)) bytes through its 100 Mbit link (>= $need)"
 
 # The Pi-cluster launcher on the cluster's hostfile (one rank per host).
-HPDL=$hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 \
-HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $HPDL_NETNS_STATE/agent --mca btl tcp,self,vader" \
-  $cluster exec 1 bash "$src/jobs/pi_cluster.sh" "$HPDL_NETNS_STATE/hostfile" "$fx/tiny.toml" \
+HPDL=$hpdl $cluster pi_cluster 1 "$HPDL_NETNS_STATE/hostfile" "$fx/tiny.toml" \
   --set "run.output_dir=\"$work/pi\"" --set train.epochs=2 >pi.log 2>&1 ||
   { echo "FAIL: pi_cluster.sh on the emulated cluster"; cat pi.log; exit 1; }
 grep -q "pi_cluster: 2 ranks on 2 nodes" pi.log
@@ -54,9 +52,7 @@ echo "jobs/pi_cluster.sh: 2 ranks on 2 hosts completed"
 # names it.
 link_down() {  # NAME WATCHDOG_S REGEX
   local name=$1 bound=$2 regex=$3 job t0 took rc=0
-  HPDL=$hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 \
-  HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $HPDL_NETNS_STATE/agent --mca btl tcp,self,vader" \
-    timeout 120 $cluster exec 1 bash "$src/jobs/pi_cluster.sh" "$HPDL_NETNS_STATE/hostfile" "$fx/tiny.toml" \
+  HPDL=$hpdl timeout 120 $cluster pi_cluster 1 "$HPDL_NETNS_STATE/hostfile" "$fx/tiny.toml" \
     --set "run.output_dir=\"$work/down\"" --set "run.name=\"$name\"" --set train.epochs=1000000 \
     --set run.watchdog_s="$bound" >"$name.log" 2>&1 &
   job=$!

@@ -23,10 +23,8 @@ hostfile=$HPDL_NETNS_STATE/hostfile from=1
 launcher() {  # launcher LOG RESTARTS MIN_HOSTS ARGS...: pi_cluster.sh on the cluster, from host $from
   local log=$1 restarts=$2 min=$3
   shift 3
-  HPDL=$hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 HPDL_RESTARTS=$restarts HPDL_MIN_HOSTS=$min \
-  HPDL_RSH=$HPDL_NETNS_STATE/agent HPDL_PROBE_S=5 \
-  HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $HPDL_NETNS_STATE/agent --mca btl tcp,self,vader" \
-    timeout 240 $cluster exec $from bash "$src/jobs/pi_cluster.sh" "$hostfile" "$@" >"$log" 2>&1
+  HPDL=$hpdl HPDL_RESTARTS=$restarts HPDL_MIN_HOSTS=$min HPDL_PROBE_S=5 \
+    timeout 240 $cluster pi_cluster $from "$hostfile" "$@" >"$log" 2>&1
 }
 lose_host() {  # lose_host N RUN: once RUN's first checkpoint exists, host N loses power
   for _ in $(seq 600); do [ -f "out/$2/checkpoint.h5" ] && break; sleep 0.1; done

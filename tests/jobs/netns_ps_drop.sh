@@ -24,9 +24,8 @@ args=("$fx/tiny.toml" --set "run.output_dir=\"$work/out\"" --set train.epochs=10
   --set checkpoint.every_s=2 --set distributed.mode=\"downpour\" --set optimizer.name=\"sgd\"
   --set optimizer.lr=0.05 --set run.watchdog_s=10)
 mpirun --oversubscribe -np 4 "$hpdl" train "${args[@]}" --set run.name=whole >/dev/null
-HPDL=$hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 \
-HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $HPDL_NETNS_STATE/agent --mca btl tcp,self,vader --enable-recovery --mca osc pt2pt" \
-  timeout 240 $cluster exec 1 bash "$src/jobs/pi_cluster.sh" "$HPDL_NETNS_STATE/hostfile" \
+HPDL=$hpdl HPDL_MPIRUN_ARGS="--enable-recovery --mca osc pt2pt" \
+  timeout 240 $cluster pi_cluster 1 "$HPDL_NETNS_STATE/hostfile" \
   "${args[@]}" --set run.name=lost >lost.log 2>&1 &
 job=$!
 for _ in $(seq 600); do [ -f out/lost/checkpoint.h5 ] && break; sleep 0.1; done

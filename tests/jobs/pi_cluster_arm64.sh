@@ -36,9 +36,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 job() {
   local arch=$1 mode=$2 hpdl=$3 t0=$SECONDS extra=()
   [ "$mode" = sync ] || extra=(--set distributed.mode=downpour --set optimizer.name=sgd --set optimizer.lr=0.05)
-  HPDL=$hpdl HPDL_THREADS=1 HPDL_IFACE=10.77.77.0/24 \
-  HPDL_MPIRUN_ARGS="--mca plm_rsh_agent $HPDL_NETNS_STATE/agent --mca btl tcp,self,vader" \
-    $cluster exec 1 bash "$src/jobs/pi_cluster.sh" "$HPDL_NETNS_STATE/hostfile" \
+  HPDL=$hpdl $cluster pi_cluster 1 "$HPDL_NETNS_STATE/hostfile" \
     "$src/inputs/lenet_fashion_mnist.toml" --set "run.output_dir=\"$work/$arch\"" --set "run.name=\"$mode\"" \
     --set "data.train_file=\"$src/data/fashion-mnist-train.h5\"" --set "data.test_file=\"$work/test1000.h5\"" \
     --set train.epochs=1 --set train.max_steps=6 "${extra[@]}" >"$arch-$mode.log" 2>&1 ||
