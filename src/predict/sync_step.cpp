@@ -52,7 +52,8 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   for (size_t i = 0; i < p.layers.size(); ++i)
     forward += p.forward_s[i], backward += p.backward_s[i];
   r.compute_s = (p.data_s + forward + p.loss_s + backward) * scale + p.update_s + p.other_s;
-  r.compute_s *= cpu_scale(p, o, std::min(ranks, o.ranks_per_host), r.oversubscribed);
+  const double cpu = cpu_scale(p, o, std::min(ranks, o.ranks_per_host), r.oversubscribed);
+  r.compute_s *= cpu;
   r.straggler_factor = expected_max_factor(p.compute_s, ranks);
   r.compute_s *= r.straggler_factor;
   // Under a budget of q < 1 core (its slices measured) a rank computes compute_s q
@@ -102,9 +103,9 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   int64_t group_bytes = 0;  // the buckets in flight together so far
   double group_start = 0, group_end = 0;
   for (size_t k = 0; k < p.bucket_bytes.size() && p.sync_every == 1 && !node_sum; ++k) {
-    double start = 0;  // backward time until this bucket is complete
+    double start = 0;  // backward time until this bucket is complete, on the target's CPU
     for (size_t i = p.bucket_last_layer[k]; i < p.layers.size(); ++i)
-      start += p.backward_s[i] * scale;
+      start += p.backward_s[i] * scale * cpu;
     AllreduceCost c = cost(p.bucket_bytes[k]);
     if (k > 0 && start < group_end) {
       const double before = cost(group_bytes).seconds;
