@@ -36,11 +36,11 @@ int Checkpointer::local_flags() {
   return flags;
 }
 
-bool Checkpointer::due(int64_t global_step) {
+bool Checkpointer::due(int64_t global_step, bool agree) {
   int agreed = 0;
   if (comm_.size() == 1) {
     agreed = local_flags();
-  } else {
+  } else if (agree) {
     if (request_ != MPI_REQUEST_NULL) {
       WatchdogScope guard(watchdog_, "checkpoint flag agreement", global_step);
       comm_.wait_all(1, &request_);

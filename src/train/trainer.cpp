@@ -144,9 +144,12 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
           cfg_.distributed.virtual_shards > 0
               ? shard_step(s, global_step_, epoch)
               : step(plan_.local_rows(s), plan_.upcoming_rows(s + 1), global_step_, epoch);
+      // Where the ranks meet: every step, or under local SGD an interval's end.
+      bool met = !averager_.local(global_step_);
       if (averager_.ends_interval(global_step_, epoch_first, last)) {
         ProfileScope timed(prof_, local_.names().comm_wait);  // communication, as the buckets' wait
         averager_.average(global_step_);
+        met = true;
       }
       if (prof_) prof_->end_step();
       if (loss) {
@@ -161,7 +164,7 @@ std::vector<EpochStats> SyncTrainer::run(const TrainHooks& hooks, Checkpointer* 
         hooks.on_step(epoch, s, steps, loss_sum / ((done - skipped) * plan_.local_batch()),
                       done * cfg_.train.batch / t);
       }
-      if (ckpt && ckpt->due(global_step_)) {
+      if (ckpt && ckpt->due(global_step_, met)) {
         ckpt->write(state(epoch, done, loss_sum, epoch_s0 + seconds_since(t_epoch),
                           resumed_elapsed_s + seconds_since(t_start), history));
         if ((stopped_by_ = ckpt->stop_signal()) != 0) {
