@@ -262,8 +262,7 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
   // 10 ms quota periods, so a CPU budget shows as its average, not its bursts). First, so
   // that the curve `hpdl predict` reads can be measured over enough of a budget's cycles.
   // A budgeted rank runs a slice and pauses (1/share - 1) slices: a window of a few cycles
-  // holds one pause more or fewer by its phase (the 2026-12-06 grid's 4-rank 128 KiB
-  // iallreduce: 3.9 and 5.0 ms in two calibrations of 50 ms windows, 16 ms cycles).
+  // holds one pause more or fewer by its phase, and two calibrations disagreed by a quarter.
   double cycle_s = 0;  // the longest cycle of any rank (0: none paused)
   {
     WatchdogScope guard(watchdog, "calibrate: CPU share", 0);

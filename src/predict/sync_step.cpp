@@ -61,9 +61,8 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   // floor(k) or floor(k) + 1 pauses by where its budget's cycle stands: the average meets
   // frac(k) of an extra one. The exchange ends with the last of N ranks, whose cycles are
   // their own: it meets the extra pause with probability 1 - (1 - frac(k))^N. Only where
-  // k >= 1: a shorter burst after the exchange's idle wait often meets no pause at all (the
-  // MLP's DiLoCo H=16 on quarter-core hosts, k = 0.3: +18-49 % -> +57-90 % with the term).
-  // HAR 2x2 on 8 quarter-core hosts at 1 Gbit: k = 1.2, the term 8-8.5 ms of a 41-46 ms step.
+  // k >= 1: a shorter burst after the exchange's idle wait often meets no pause at all.
+  // (Measured on the validation grid: docs/results.md, "The validation grid a third time".)
   const double q = thread_share(p, o, std::min(ranks, o.ranks_per_host));
   if (o.last_ranks_pause && ranks > 1 && q < 1 && net.cpu_slice_s > 0) {
     const double h = double(std::max<int64_t>(p.sync_every, 1));
@@ -94,8 +93,8 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   // MPI test the trainer makes after each later layer; the rest waits for the step's end.
   // A bucket that starts while earlier ones are in flight shares their link and their tests:
   // the group's last completes when all its bytes have moved, so it costs what it adds to
-  // the group's one allreduce (the MLP's 19 KB and 201 KB buckets on 4 quarter-core hosts
-  // at 1 Gbit: 201 KB alone 5.0 ms, both 5.2 ms from the first's start, not 8.3).
+  // the group's one allreduce (the trainer's traces show the small bucket hidden in the
+  // large one's time, not added to it).
   const double bwd = backward * scale;
   const auto cost = [&](int64_t bytes) {
     return allreduce_cost(net, bytes * p.wire_bytes / 4, ranks, o.ranks_per_host);

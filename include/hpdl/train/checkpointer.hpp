@@ -4,9 +4,9 @@
 // one-int non-blocking allreduce (bitwise or) of its flags and completes the previous
 // step's; a flag raised at step k therefore acts after step k+1 on every rank, and the step
 // itself never waits for it. Under local SGD the ranks meet only at an interval's end, so
-// the agreement runs there (a per-step one made every local step wait for the slowest rank:
-// the MLP's DiLoCo H=64 on two 0.125-core hosts, 1.9 ms between 0.3 ms steps); a flag then
-// acts after the next interval's end. Rank 0 writes the file.
+// the agreement runs there (a per-step one made every local step wait for the slowest
+// rank, and on a budgeted host for its pause); a flag then acts after the next interval's
+// end. Rank 0 writes the file.
 #pragma once
 #include <mpi.h>
 
