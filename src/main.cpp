@@ -140,6 +140,9 @@ CLI::App* add_predict(CLI::App& app, hpdl::PredictArgs& a) {
                   "Cores of a host; ranks x threads beyond it share cores (default: the "
                   "calibrated CPU per host when under a core per rank, else none shared)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch-profile", a.batch_profile,
+                  "A profile of the same model at another train.batch, on the same CPU: a "
+                  "rank's share of the batch then costs each layer's per-call time as measured");
   cmd->add_option("--out", a.out, "Output directory (default RUN_DIR/predict)");
   cmd->add_flag("--recommend", a.recommend,
                 "Rank sync, bf16, local SGD, DiLoCo and parameter-server candidates at each "

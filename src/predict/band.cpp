@@ -12,6 +12,9 @@ namespace {
 StepProfile scaled_compute(StepProfile p, double f) {
   for (double& t : p.forward_s) t *= f;
   for (double& t : p.backward_s) t *= f;
+  for (double& t : p.forward_call_s) t *= f;
+  for (double& t : p.backward_call_s) t *= f;
+  p.data_call_s *= f, p.loss_call_s *= f;
   for (double& t : p.compute_s) t *= f;
   p.data_s *= f, p.loss_s *= f, p.update_s *= f, p.other_s *= f, p.worker_compute_s *= f;
   return p;

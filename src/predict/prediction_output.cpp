@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "hpdl/predict/batch_split.hpp"
+
 namespace hpdl {
 
 namespace {
@@ -44,9 +46,13 @@ std::string prediction_table(const StepProfile& p, const std::vector<Prediction>
     }
     return out;
   }
-  std::string out = "predicted from " + p.name + " (" + std::to_string(p.ranks) +
-                    " rank(s), batch " + std::to_string(p.global_batch) +
-                    " global, strong scaling)\n";
+  std::string out =
+      "predicted from " + p.name + " (" + std::to_string(p.ranks) + " rank(s), batch " +
+      std::to_string(p.global_batch) + " global, strong scaling" +
+      (p.call_batch > 0
+           ? "; each call's cost measured at batch " + std::to_string(p.call_batch) + " as well"
+           : "") +
+      ")\n";
   out +=
       " ranks  hosts   step ms  range ms            samples/s   effic.  compute ms  comm ms  "
       "exposed ms  bottleneck\n";
@@ -115,8 +121,8 @@ std::string prediction_svg(const std::vector<Prediction>& rows) {
   return os.str();
 }
 
-nlohmann::json predicted_trace(const StepProfile& p, const Prediction& at) {
-  const double scale = double(p.global_batch) / at.ranks / double(p.local_batch);
+nlohmann::json predicted_trace(const StepProfile& profile, const Prediction& at) {
+  const StepProfile p = at_batch(profile, double(profile.global_batch) / at.ranks);
   nlohmann::json ev = nlohmann::json::array();
   double t = 0;
   auto add = [&](const std::string& name, const char* cat, double start_s, double dur_s, int tid) {
@@ -136,14 +142,14 @@ nlohmann::json predicted_trace(const StepProfile& p, const Prediction& at) {
             {"metadata",
              {{"predicted_ranks", at.ranks}, {"workers", at.workers}, {"step_s", at.step_s}}}};
   }
-  add("data", "data", t, p.data_s * scale, 0), t += p.data_s * scale;
+  add("data", "data", t, p.data_s, 0), t += p.data_s;
   for (size_t i = 0; i < p.layers.size(); ++i)
-    add(p.layers[i], "forward", t, p.forward_s[i] * scale, 0), t += p.forward_s[i] * scale;
-  add("loss", "loss", t, p.loss_s * scale, 0), t += p.loss_s * scale;
+    add(p.layers[i], "forward", t, p.forward_s[i], 0), t += p.forward_s[i];
+  add("loss", "loss", t, p.loss_s, 0), t += p.loss_s;
   std::vector<double> done(p.layers.size(), t);
   for (size_t i = p.layers.size(); i-- > 0;) {
-    add(p.layers[i], "backward", t, p.backward_s[i] * scale, 0);
-    t += p.backward_s[i] * scale;
+    add(p.layers[i], "backward", t, p.backward_s[i], 0);
+    t += p.backward_s[i];
     done[i] = t;
   }
   // Buckets one after another on the communication track, each from when it is complete.

@@ -5,6 +5,7 @@
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/predict/accuracy_risk.hpp"
+#include "hpdl/predict/batch_split.hpp"
 
 namespace hpdl {
 namespace {
@@ -33,12 +34,12 @@ Candidate ps_variant(const StepProfile& m, DistMode mode, int h = 1) {
   p.mode = mode, p.servers = 1, p.n_fetch = p.n_push = h, p.sync_every = 1, p.wire_bytes = 4;
   p.outer = h > 1 ? OuterStep::kNesterov : OuterStep::kAverage;
   // A worker trains on the run's whole batch: the profiled batch-proportional parts scaled
-  // from the rank's local batch to it.
+  // from the rank's local batch to it (their per-call parts as measured, batch_split.hpp).
+  const StepProfile w = at_batch(m, double(m.global_batch));
   double forward = 0, backward = 0;
-  for (size_t i = 0; i < m.layers.size(); ++i)
-    forward += m.forward_s[i], backward += m.backward_s[i];
-  const double scale = double(m.global_batch) / double(m.local_batch);
-  p.worker_compute_s = (m.data_s + forward + m.loss_s + backward) * scale + m.update_s + m.other_s;
+  for (size_t i = 0; i < w.layers.size(); ++i)
+    forward += w.forward_s[i], backward += w.backward_s[i];
+  p.worker_compute_s = w.data_s + forward + w.loss_s + backward + w.update_s + w.other_s;
   p.local_batch = m.global_batch;
   c.sets = {"distributed.mode=\"" + std::string(word(mode)) + "\"", "distributed.servers=1",
             "optimizer.name=\"sgd\"", "optimizer.momentum=0"};

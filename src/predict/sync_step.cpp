@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hpdl/predict/batch_split.hpp"
 #include "hpdl/predict/predictor.hpp"
 #include "stats.hpp"
 
@@ -46,12 +47,11 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   Prediction r;
   r.ranks = ranks;
   r.hosts = (ranks + o.ranks_per_host - 1) / o.ranks_per_host;
-  const double local = double(p.global_batch) / ranks;
-  const double scale = local / double(p.local_batch);
+  const StepProfile b = at_batch(p, double(p.global_batch) / ranks);  // a rank's share
   double forward = 0, backward = 0;
-  for (size_t i = 0; i < p.layers.size(); ++i)
-    forward += p.forward_s[i], backward += p.backward_s[i];
-  r.compute_s = (p.data_s + forward + p.loss_s + backward) * scale + p.update_s + p.other_s;
+  for (size_t i = 0; i < b.layers.size(); ++i)
+    forward += b.forward_s[i], backward += b.backward_s[i];
+  r.compute_s = b.data_s + forward + b.loss_s + backward + b.update_s + b.other_s;
   const double cpu = cpu_scale(p, o, std::min(ranks, o.ranks_per_host), r.oversubscribed);
   r.compute_s *= cpu;
   r.straggler_factor = expected_max_factor(p.compute_s, ranks);
@@ -95,7 +95,7 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   // the group's last completes when all its bytes have moved, so it costs what it adds to
   // the group's one allreduce (the trainer's traces show the small bucket hidden in the
   // large one's time, not added to it).
-  const double bwd = backward * scale;
+  const double bwd = backward;
   const auto cost = [&](int64_t bytes) {
     return allreduce_cost(net, bytes * p.wire_bytes / 4, ranks, o.ranks_per_host);
   };
@@ -104,7 +104,7 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   for (size_t k = 0; k < p.bucket_bytes.size() && p.sync_every == 1 && !node_sum; ++k) {
     double start = 0;  // backward time until this bucket is complete, on the target's CPU
     for (size_t i = p.bucket_last_layer[k]; i < p.layers.size(); ++i)
-      start += p.backward_s[i] * scale * cpu;
+      start += b.backward_s[i] * cpu;
     AllreduceCost c = cost(p.bucket_bytes[k]);
     if (k > 0 && start < group_end) {
       const double before = cost(group_bytes).seconds;
@@ -119,7 +119,7 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
     r.comm_s += c.seconds + codec_s(p, net, p.bucket_bytes[k], ranks);
     if (c.seconds <= 0) continue;
     double after = 0;  // backward time left once this bucket is complete
-    for (int i = 0; i < p.bucket_last_layer[k]; ++i) after += p.backward_s[i] * scale;
+    for (int i = 0; i < p.bucket_last_layer[k]; ++i) after += b.backward_s[i];
     const int tests = p.bucket_last_layer[k];
     r.hidden_s += std::min(after, std::min(tests, c.rounds) * c.seconds / std::max(c.rounds, 1));
   }

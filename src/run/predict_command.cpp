@@ -1,5 +1,5 @@
 // `hpdl predict RUN_DIR --network network.json [--ranks 1,2,4,...] [--ranks-per-host R]
-// [--cores-per-host C] [--out DIR] [--recommend]`: the step-time model of
+// [--cores-per-host C] [--batch-profile RUN2] [--out DIR] [--recommend]`: the step-time model of
 // predict/predictor.hpp over rank counts; prints the table and writes prediction.csv,
 // prediction.svg and predicted_trace.json (one step at the largest rank count, to open
 // beside a measured trace). --recommend ranks the training modes instead
@@ -10,6 +10,7 @@
 
 #include "hpdl/core/atomic_file.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/predict/batch_split.hpp"
 #include "hpdl/predict/prediction_output.hpp"
 #include "hpdl/predict/recommend.hpp"
 #include "hpdl/run/commands.hpp"
@@ -21,7 +22,9 @@ int cmd_predict(const PredictArgs& args) {
     if (args.ranks.empty()) throw Error("--ranks is empty");
     for (int r : args.ranks)
       if (r < 1) throw Error("--ranks: " + std::to_string(r) + " is not a rank count");
-    const StepProfile profile = read_profile(args.run_dir);
+    StepProfile profile = read_profile(args.run_dir);
+    if (!args.batch_profile.empty())
+      split_per_call(profile, read_profile(args.batch_profile), args.batch_profile);
     const NetworkModel net = read_network(args.network);
     PredictOptions o;
     o.ranks_per_host = args.ranks_per_host;

@@ -2,7 +2,8 @@
 # hpdl predict end to end on one host: calibrate 2 ranks, profile the tiny model, predict
 # 1..64 ranks (table and files written); and its refusals, one line each: a run directory
 # that is missing or was not profiled, a file that is no network.json, a rank count below 1
-# or too small for a parameter-server run's servers; a parameter-server run predicted.
+# or too small for a parameter-server run's servers, a --batch-profile at the same batch; a
+# parameter-server run predicted; a second profile at another batch.
 # Usage: predict_inputs.sh MPIRUN HPDL FIXTURES
 source "$(dirname "$0")/prologue.sh"
 out=$fx/outputs/predict
@@ -46,6 +47,22 @@ budget, full = (float(next(csv.DictReader(open(f)))["compute_s"]) for f in sys.a
 assert abs(budget / full - 4) < 1e-6, (budget, full)
 PY
 echo "a calibrated CPU budget of 0.25 core per host: compute 4x the full-core profile's"
+# A second profile at batch 4 splits each layer's time into per call and per sample: the
+# forecast at 4 ranks (batch 4 each) takes the batch-4 run's times, not a quarter of batch 16's.
+$mpirun -np 1 "$hpdl" train "$fx/tiny.toml" "${run[@]}" "${prof[@]}" --set run.name=batch4 --set train.batch=4 >/dev/null
+"$hpdl" predict "$out/profiled" --network "$out/net.json" --ranks 4 --out "$out/pl" >/dev/null
+"$hpdl" predict "$out/profiled" --network "$out/net.json" --ranks 4 --batch-profile "$out/batch4" --out "$out/ps4" >"$out/split.txt"
+grep -q "strong scaling; each call's cost measured at batch 4 as well)" "$out/split.txt"
+/usr/bin/python3 - "$out/pl/prediction.csv" "$out/ps4/prediction.csv" <<'PY2'
+import csv, sys
+linear, split = (float(next(csv.DictReader(open(f)))["compute_s"]) for f in sys.argv[1:])
+assert split > linear, (split, linear)
+PY2
+$expect "--batch-profile $out/profiled: its local batch is 16 as well" \
+  "$hpdl" predict "$out/profiled" --network "$out/net.json" --batch-profile "$out/profiled"
+$expect "nope/manifest.json: cannot be read" \
+  "$hpdl" predict "$out/profiled" --network "$out/net.json" --batch-profile "$out/nope"
+echo "a second profile at batch 4: the 4-rank forecast costs each layer's call"
 
 $mpirun -np 1 "$hpdl" train "$fx/tiny.toml" "${run[@]}" --set run.name=plain >/dev/null
 $mpirun -np 2 "$hpdl" train "$fx/tiny.toml" "${run[@]}" "${prof[@]}" --set run.name=ps \

@@ -21,7 +21,13 @@ struct StepProfile {
   std::vector<std::string> layers;            // forward order
   std::vector<double> forward_s, backward_s;  // mean per layer, at local_batch
   double data_s = 0, loss_s = 0, update_s = 0;
-  double other_s = 0;                  // the step's time outside every recorded part (median)
+  double other_s = 0;  // the step's time outside every recorded part (median)
+  // Of forward_s, backward_s, data_s and loss_s, the part a call costs whatever its batch
+  // (a second profile at another batch measures it: predict/batch_split.hpp); empty and 0:
+  // every part in proportion to the batch.
+  std::vector<double> forward_call_s, backward_call_s;
+  double data_call_s = 0, loss_call_s = 0;
+  int64_t call_batch = 0;              // the second profile's local batch (0: none)
   std::vector<double> compute_s;       // per recorded (rank, step): wall minus communication
   std::vector<int64_t> bucket_bytes;   // in the order they start (last layers first)
   std::vector<int> bucket_last_layer;  // the layer whose backward completes each bucket

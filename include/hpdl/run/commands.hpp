@@ -56,6 +56,7 @@ struct ReportArgs {
 
 struct PredictArgs {
   std::string run_dir, network;
+  std::string batch_profile;  // "" = none: a second profile at another batch (batch_split.hpp)
   std::vector<int> ranks = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
   int ranks_per_host = 1;
   double cores_per_host = 0;  // 0: no core sharing assumed
