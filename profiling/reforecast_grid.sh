@@ -11,6 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: reforecast_grid.sh DIR [HPDL_BINARY]}
 hpdl=${2:-build/hpdl}
+split_on=${SPLIT:-0}
+source profiling/knobs.sh
+knob_switch SPLIT "$split_on"
 [ -d "$dir/cell1" ] || { echo "reforecast_grid.sh: $dir has no cell1 (not a SAVE directory of validate_grid.sh)" >&2; exit 2; }
 points=$(mktemp)
 out=$(mktemp -d)
@@ -20,7 +23,7 @@ servers() { case $1 in *_downpour | *_dcasgd) echo 1 ;; *) echo 0 ;; esac; }
 # batch, bound to one core where the first one was.
 small_profile() {  # CELL MODEL RATE -> the --batch-profile option, or nothing
   local run=$1/runs/$2_$3_profile small=$1/runs/$2_$3_small batch bind=none
-  [ "${SPLIT:-0}" = 1 ] && [ "$(servers "$2")" = 0 ] || return 0
+  [ "$split_on" = 1 ] && [ "$(servers "$2")" = 0 ] || return 0
   if [ ! -d "$small" ]; then
     batch=$(sed -n 's/^batch = \([0-9]*\)$/\1/p' "$run/config.toml")
     /usr/bin/python3 -c "import json, sys; sys.exit(json.load(open('$run/manifest.json'))['cpu']['cores_per_rank'] != 1)" && bind=core

@@ -17,6 +17,11 @@ rate=${RATE:-100mbit}
 n_hosts=${HOSTS:-8}
 steps=${STEPS:-40}
 hpdl=${HPDL:-build/hpdl}
+split_on=${SPLIT:-1}
+source profiling/knobs.sh
+knob_counts HOSTS "$n_hosts"
+knob_counts STEPS "$steps"
+knob_switch SPLIT "$split_on"
 source profiling/cluster_env.sh hpdl-recommend
 cpus=${CPUS_PER_HOST:-$(awk -v c="$(nproc)" -v h="$n_hosts" 'BEGIN { printf "%.4g", c / h }')}
 $cluster up "$n_hosts" --rate "$rate" --cpus-per-host "$cpus" >/dev/null
@@ -36,7 +41,7 @@ profile profile
 # And at the largest count's share of the batch (--batch-profile: a layer's cost per call is
 # measured, not assumed to shrink with the batch); SPLIT=0 leaves it out (the A/B).
 split=()
-if [ "${SPLIT:-1}" != 0 ]; then
+if [ "$split_on" = 1 ]; then
   batch=$(sed -n 's/^batch *= *\([0-9]*\).*/\1/p' "inputs/$model.toml")
   profile small --set train.batch=$(( batch / n_hosts > 0 ? batch / n_hosts : 1 ))
   split=(--batch-profile "$work/runs/small")

@@ -95,7 +95,6 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   // the group's last completes when all its bytes have moved, so it costs what it adds to
   // the group's one allreduce (the trainer's traces show the small bucket hidden in the
   // large one's time, not added to it).
-  const double bwd = backward;
   const auto cost = [&](int64_t bytes) {
     return allreduce_cost(net, bytes * p.wire_bytes / 4, ranks, o.ranks_per_host);
   };
@@ -123,7 +122,7 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
     const int tests = p.bucket_last_layer[k];
     r.hidden_s += std::min(after, std::min(tests, c.rounds) * c.seconds / std::max(c.rounds, 1));
   }
-  r.hidden_s = std::min(r.hidden_s, bwd);
+  r.hidden_s = std::min(r.hidden_s, backward);
   r.exposed_s = std::max(0.0, r.comm_s - r.hidden_s);
   r.step_s = r.compute_s + r.exposed_s;
   r.samples_per_s = r.step_s > 0 ? p.global_batch / r.step_s : 0;

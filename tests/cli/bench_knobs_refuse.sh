@@ -25,9 +25,13 @@ expect 'MIN_S="two" is not a number >= 0' env MIN_S=two bash $validate
 expect 'PERIOD_US="1.5" is not whole numbers >= 1' env PERIOD_US=1.5 bash $validate
 expect 'CORES="0.0" is not a number > 0' env CORES=0.0 bash $validate
 expect 'HOSTS="2,4" is not whole numbers >= 1' env HOSTS=2,4 bash $validate
+expect 'SPLIT="yes" is not 0 or 1' env MEASURED=x.csv SPLIT=yes bash profiling/validate_recommend.sh
+expect 'HOSTS="8x" is not whole numbers >= 1' env MEASURED=x.csv HOSTS=8x bash profiling/validate_recommend.sh
+expect 'SPLIT="2" is not 0 or 1' env SPLIT=2 bash profiling/reforecast_grid.sh "$tmp"
 # Valid values pass: each call below would exit 2 with a line if refused.
 out=$(bash -c 'source profiling/knobs.sh; knob_number MIN_S 0; knob_number MIN_S .5
   knob_positive CPUS_PER_HOST 0.25; knob_counts HOSTS " 1 2  4 8 "; knob_counts STEPS 30
+  knob_switch SPLIT 0; knob_switch SPLIT 1
   echo passed' 2>&1)
 [ "$out" = passed ] || { echo "FAIL: valid knobs refused: $out"; fails=$((fails + 1)); }
 [ -z "$(ls -A "$tmp" | grep -v '^profiling$')" ] || { echo "FAIL: a refused call wrote files"; fails=$((fails + 1)); }

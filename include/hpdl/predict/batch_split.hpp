@@ -1,8 +1,8 @@
 // A rank's share of the batch costed from two profiles: a layer's time at a smaller batch
-// is not its share of the time (kernels have a cost per call; the MLP's step on a whole core
-// is 114 us at batch 32 and 50 us at 8). A second profile of the same model at another
-// batch, on the same CPU, splits each batch-proportional part into a cost per call and a
-// cost per sample.
+// is not its share of the time, since kernels have a cost per call (measured for the MLP:
+// docs/results.md, "A rank's share of the batch, measured"). A second profile of the same
+// model at another batch, on the same CPU, splits each batch-proportional part into a cost
+// per call and a cost per sample.
 #pragma once
 #include <string>
 
