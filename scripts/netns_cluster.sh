@@ -10,13 +10,18 @@
 # With --cpus-per-host C every host also gets a CPU budget of C cores: a cgroup per host
 # (cgroup v1 cpu.cfs_quota_us over a short cpu.cfs_period_us, or v2 cpu.max) holding every
 # process started in that host, so 8 hosts x 0.25 core are 8 slow machines whose sum is
-# 2 cores, and N hosts have N times the compute of one.
+# 2 cores, and N hosts have N times the compute of one. While budgets are set, every core of
+# the machine also runs a spinner at the idle scheduling class (SCHED_IDLE: it gets only
+# what no host wants): a core that a quota leaves idle for most of each period halts, and on
+# a virtual machine's core the work after each halt runs up to a fifth slower, which a real
+# small board computing on its own core never does (docs/results.md, "Emulated hosts that
+# keep their cores busy"). --let-cores-idle leaves them out (the emulation before).
 # With --arm64 the hosts are emulated Raspberry Pis: every process started in a host runs in
 # the arm64 Debian root of scripts/arm64_system.sh (under qemu-user, a Cortex-A72), where
 # this checkout and /tmp are at their own paths, so a cross-built build-arm64/hpdl runs there.
 #
 #   scripts/netns_cluster.sh up N [--rate 100mbit] [--slots S] [--cpus-per-host C] [--period-us P]
-#                                 [--arm64]                      start (replaces a running one)
+#                                 [--let-cores-idle] [--arm64]   start (replaces a running one)
 #   scripts/netns_cluster.sh mpirun [MPIRUN ARGS...]             mpirun across all hosts
 #   scripts/netns_cluster.sh exec I CMD...                       CMD inside host I
 #   scripts/netns_cluster.sh pi_cluster I HOSTFILE [ARGS...]     jobs/pi_cluster.sh from host I
@@ -44,10 +49,39 @@ make_cgroup() {
     die "--cpus-per-host needs a cgroup cpu controller (none usable under /sys/fs/cgroup)"
 }
 
+# The idle-class spinners, one per core (pids in $state/warm_cores), in a group of their own
+# that gets only what no host wants (cgroup hpdl-warm): started with budgets, stopped by
+# down. Only processes that are still such a spinner are stopped.
+keep_cores_warm() {
+  local c cg
+  cg=$(cpu_budget_make_idle hpdl-warm) || die "no cgroup cpu controller for the idle cores' spinners"
+  for c in $(seq 0 $(($(nproc) - 1))); do
+    setsid taskset -c "$c" chrt -i 0 sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
+    echo $! >>"$state/warm_cores"
+    echo $! >"$cg/cgroup.procs"
+  done
+}
+stop_warm_cores() {
+  local pid r
+  if [ -f "$state/warm_cores" ]; then
+    for pid in $(cat "$state/warm_cores"); do
+      grep -qa 'while :; do :; done' "/proc/$pid/cmdline" 2>/dev/null && kill "$pid" 2>/dev/null || true
+    done
+    # Gone within a second (an exited one is a zombie until reaped: its cmdline is empty).
+    for pid in $(cat "$state/warm_cores"); do
+      for _ in $(seq 1 20); do grep -qa 'while :' "/proc/$pid/cmdline" 2>/dev/null || break; sleep 0.05; done
+    done
+    rm -f "$state/warm_cores"
+  fi
+  r=$(cpu_budget_root)
+  [ -z "$r" ] || [ ! -d "$r/hpdl-warm" ] || cpu_budget_remove "$r/hpdl-warm"
+}
+
 our_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^hpdl-(h[0-9]+|sw)$' || true; }
 
 down() {
   local ns
+  stop_warm_cores
   for ns in $(our_namespaces); do ip netns del "$ns" 2>/dev/null || true; done
   local cg
   for cg in $(our_cgroups); do cpu_budget_remove "$cg"; done
@@ -56,7 +90,7 @@ down() {
 
 up() {
   local n=$1; shift
-  local rate=100mbit slots=1 cpus="" period=10000 arm64_root=""
+  local rate=100mbit slots=1 cpus="" period=10000 arm64_root="" warm=1
   while [ $# -gt 0 ]; do
     case $1 in
       --arm64) arm64_root=$(bash "$(dirname "$0")/arm64_system.sh" --root) || die "no arm64 root"; shift ;;
@@ -64,7 +98,8 @@ up() {
       --slots) slots=$2; shift 2 ;;
       --cpus-per-host) cpus=$2; shift 2 ;;
       --period-us) period=$2; shift 2 ;;
-      *) die "unknown option '$1' (up N [--rate R] [--slots S] [--cpus-per-host C] [--period-us P] [--arm64])" ;;
+      --let-cores-idle) warm=0; shift ;;
+      *) die "unknown option '$1' (up N [--rate R] [--slots S] [--cpus-per-host C] [--period-us P] [--let-cores-idle] [--arm64])" ;;
     esac
   done
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 64 ] || die "N must be 1..64, got '$n'"
@@ -105,6 +140,7 @@ up() {
   for i in $(seq 1 "$n"); do echo "$(host_addr "$i") slots=$slots" >>"$state/hostfile"; done
   printf 'hosts=%s\nrate=%s\nslots=%s\ncpus=%s\nperiod=%s\ncgroups=%s\narm64_root=%s\n' "$n" "$rate" "$slots" \
     "$cpus" "$period" "$([ -n "$cpus" ] && cpu_budget_root)" "$arm64_root" >"$state/settings"
+  if [ -n "$cpus" ] && [ "$warm" = 1 ]; then keep_cores_warm; fi
   # OpenMPI's rsh agent: called as AGENT [options] HOST COMMAND...; runs COMMAND in HOST's
   # namespace with HOST's own host name (hpdl-hI; the file system and environment are
   # shared, as on a cluster with NFS).
@@ -201,7 +237,7 @@ status() {
   require_up
   # shellcheck disable=SC1091
   . "$state/settings"
-  echo "hosts $hosts, rate $rate per link and direction, slots $slots, CPU budget ${cpus:-none}${cpus:+ cores per host (period ${period} us)}"
+  echo "hosts $hosts, rate $rate per link and direction, slots $slots, CPU budget ${cpus:-none}${cpus:+ cores per host (period ${period} us)}$([ -f "$state/warm_cores" ] && echo ", idle cores kept busy")"
   local i
   for i in $(seq 1 "$hosts"); do
     local up down_bytes throttled=""
