@@ -6,9 +6,9 @@
 # way, alternated; prints the slowest rank's step (mean, median, 90th percentile, over the
 # rounds' steps together) and the CPU seconds a rank spent a step (the ranks' mean user +
 # system time over the run, less that of a run of a quarter of the steps, over the steps
-# between): what a step costs the budget. On a virtual machine a core idled by a quota for most of each
-# period runs the work after each halt slower; a real board computing on its own core does
-# not halt.
+# between): what a step costs the budget. On a virtual machine a core idled by a quota for
+# most of each period runs the work after each halt slower; a real board computing on its
+# own core does not halt.
 # Usage: [MODEL=har] [BUDGETS="0.25 0.5"] [HOSTS="1 2"] [STEPS=60] [ROUNDS=2]
 #        profiling/bench_idle_cores.sh
 set -euo pipefail

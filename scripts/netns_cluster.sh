@@ -13,8 +13,8 @@
 # 2 cores, and N hosts have N times the compute of one. While budgets are set, every core of
 # the machine also runs a spinner at the idle scheduling class (SCHED_IDLE: it gets only
 # what no host wants): a core that a quota leaves idle for most of each period halts, and on
-# a virtual machine's core the work after each halt runs up to a fifth slower, which a real
-# small board computing on its own core never does (docs/results.md, "Emulated hosts that
+# a virtual machine's core the work after each halt runs slower, which a real small board
+# computing on its own core never does (docs/results.md, "Emulated hosts that
 # keep their cores busy"). --let-cores-idle leaves them out (the emulation before).
 # With --arm64 the hosts are emulated Raspberry Pis: every process started in a host runs in
 # the arm64 Debian root of scripts/arm64_system.sh (under qemu-user, a Cortex-A72), where
@@ -55,7 +55,7 @@ make_cgroup() {
 keep_cores_warm() {
   local c cg
   cg=$(cpu_budget_make_idle hpdl-warm) || die "no cgroup cpu controller for the idle cores' spinners"
-  for c in $(seq 0 $(($(nproc) - 1))); do
+  for c in $(/usr/bin/python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do  # our cores
     setsid taskset -c "$c" chrt -i 0 sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
     echo $! >>"$state/warm_cores"
     echo $! >"$cg/cgroup.procs"
