@@ -52,11 +52,12 @@ make_cgroup() {
 # The idle-class spinners, one per core (pids in $state/warm_cores), in a group of their own
 # that gets only what no host wants (cgroup hpdl-warm): started with budgets, stopped by
 # down. Only processes that are still such a spinner are stopped.
+spin_loop='while :; do :; done'  # a spinner's command line, how down recognises one
 keep_cores_warm() {
   local c cg
   cg=$(cpu_budget_make_idle hpdl-warm) || die "no cgroup cpu controller for the idle cores' spinners"
   for c in $(/usr/bin/python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do  # our cores
-    setsid taskset -c "$c" chrt -i 0 sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
+    setsid taskset -c "$c" chrt -i 0 sh -c "$spin_loop" </dev/null >/dev/null 2>&1 &
     echo $! >>"$state/warm_cores"
     echo $! >"$cg/cgroup.procs"
   done
@@ -65,11 +66,11 @@ stop_warm_cores() {
   local pid r
   if [ -f "$state/warm_cores" ]; then
     for pid in $(cat "$state/warm_cores"); do
-      grep -qa 'while :; do :; done' "/proc/$pid/cmdline" 2>/dev/null && kill "$pid" 2>/dev/null || true
+      grep -qaF "$spin_loop" "/proc/$pid/cmdline" 2>/dev/null && kill "$pid" 2>/dev/null || true
     done
     # Gone within a second (an exited one is a zombie until reaped: its cmdline is empty).
     for pid in $(cat "$state/warm_cores"); do
-      for _ in $(seq 1 20); do grep -qa 'while :' "/proc/$pid/cmdline" 2>/dev/null || break; sleep 0.05; done
+      for _ in $(seq 1 20); do grep -qaF "$spin_loop" "/proc/$pid/cmdline" 2>/dev/null || break; sleep 0.05; done
     done
     rm -f "$state/warm_cores"
   fi
