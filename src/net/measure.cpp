@@ -4,7 +4,8 @@
 // Every measurement is a loop over sizes growing by 8x (the iallreduce curve `hpdl predict`
 // reads: 2x); the first rank of the measuring group decides the repetitions of the next
 // size from the last one's time (about target_s in all; that curve's at least ten of a CPU
-// budget's run-and-pause cycles) and stops before a size that would exceed budget_s.
+// budget's run-and-pause cycles, and the median of three passes over its sizes) and stops
+// before a size that would exceed budget_s.
 #include <mpi.h>
 #include <time.h>
 
@@ -121,38 +122,62 @@ PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o, con
   return r;
 }
 
-// nonblocking: MPI_Iallreduce in place, completed by waits.wait_all, as the trainer's
-// gradient buckets are (OpenMPI runs it through libnbc, which picks its algorithm by rank
-// count, size and whether the buffer is in place; not coll_tuned's algorithms).
+// The slowest rank's time per allreduce of `bytes`, over `reps` repetitions after one
+// warm-up. nonblocking: MPI_Iallreduce in place, completed by waits.wait_all, as the
+// trainer's gradient buckets are (OpenMPI runs it through libnbc, which picks its algorithm
+// by rank count, size and whether the buffer is in place; not coll_tuned's algorithms).
+double time_allreduce(MPI_Comm comm, int64_t bytes, int64_t reps, bool nonblocking,
+                      const Comm& waits, std::vector<float>& in, std::vector<float>& out) {
+  const int n = static_cast<int>(bytes / 4);
+  HPDL_CHECK_MPI(MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm));  // warm-up
+  HPDL_CHECK_MPI(MPI_Barrier(comm));
+  const double t0 = MPI_Wtime();
+  for (int64_t k = 0; k < reps; ++k) {
+    if (!nonblocking) {
+      HPDL_CHECK_MPI(MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm));
+      continue;
+    }
+    MPI_Request req;  // in place, as the trainer sums its gradient buckets
+    HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, out.data(), n, MPI_FLOAT, MPI_SUM, comm, &req));
+    waits.wait_all(1, &req);
+  }
+  double t = (MPI_Wtime() - t0) / double(reps), slowest = 0;
+  HPDL_CHECK_MPI(MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return slowest;
+}
+
+// The allreduce curve. With rounds > 1 every size is timed once per pass over all sizes
+// and keeps the median of its passes (reps counts them all): passes a second or more apart
+// do not share a slow spell of the hosts (one calibration of two half-core hosts read
+// 256 KiB at twice the time of the others and of its own 512 KiB, and a forecast read off
+// it missed by 80 %).
 std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o, bool nonblocking,
-                                    const Comm& waits, int64_t factor = 8) {
+                                    const Comm& waits, int64_t factor = 8, int rounds = 1) {
   int me = 0;
   MPI_Comm_rank(comm, &me);
   const int64_t max_floats = std::max<int64_t>(o.max_bytes / 4, 1);
   std::vector<float> in(static_cast<size_t>(max_floats), 1.0f), out(in.size());
   std::vector<Sample> samples;
+  std::vector<std::vector<double>> passes;
   const Sample* prev = nullptr;
   for (int64_t bytes : sizes_up_to(4, max_floats * 4, factor)) {
     int64_t reps = me == 0 ? plan_reps(bytes, prev, o) : 0;
     HPDL_CHECK_MPI(MPI_Bcast(&reps, 1, MPI_INT64_T, 0, comm));
     if (reps == 0) break;
-    const int n = static_cast<int>(bytes / 4);
-    HPDL_CHECK_MPI(MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm));  // warm-up
-    HPDL_CHECK_MPI(MPI_Barrier(comm));
-    const double t0 = MPI_Wtime();
-    for (int64_t k = 0; k < reps; ++k) {
-      if (!nonblocking) {
-        HPDL_CHECK_MPI(MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm));
-        continue;
-      }
-      MPI_Request req;  // in place, as the trainer sums its gradient buckets
-      HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, out.data(), n, MPI_FLOAT, MPI_SUM, comm, &req));
-      waits.wait_all(1, &req);
-    }
-    double t = (MPI_Wtime() - t0) / double(reps), slowest = 0;
-    HPDL_CHECK_MPI(MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
-    samples.push_back({bytes, slowest, reps});
+    const double t = time_allreduce(comm, bytes, reps, nonblocking, waits, in, out);
+    samples.push_back({bytes, t, reps});
+    passes.push_back({t});
     prev = &samples.back();
+  }
+  for (int r = 1; r < rounds; ++r)
+    for (size_t i = 0; i < samples.size(); ++i)
+      passes[i].push_back(
+          time_allreduce(comm, samples[i].bytes, samples[i].reps, nonblocking, waits, in, out));
+  for (size_t i = 0; i < samples.size() && rounds > 1; ++i) {
+    std::vector<double>& p = passes[i];
+    std::nth_element(p.begin(), p.begin() + p.size() / 2, p.end());
+    samples[i].seconds = p[p.size() / 2];
+    samples[i].reps *= rounds;
   }
   return samples;
 }
@@ -328,12 +353,12 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
     }
     {
       // The curve `hpdl predict` costs gradient buckets with: sizes 2x apart (a bucket
-      // interpolates between near neighbours) and ten budget cycles a size.
+      // interpolates between near neighbours), ten budget cycles a size, three passes.
       WatchdogScope guard(watchdog, "calibrate: iallreduce", k * 100 + 99);
       AllreduceCurve curve{-1, "iallreduce", k, {}};
       CalibrateOptions fine = o;
       fine.target_s = std::max(o.target_s, 10 * cycle_s);
-      if (sub != MPI_COMM_NULL) curve.samples = allreduce_sweep(sub, fine, true, comm, 2);
+      if (sub != MPI_COMM_NULL) curve.samples = allreduce_sweep(sub, fine, true, comm, 2, 3);
       quiet_barrier(world);
       c.allreduce.push_back(std::move(curve));
     }

@@ -64,6 +64,11 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
     NetworkModel::Curve curve;
     curve.ranks = a.ranks;
     for (const Sample& s : a.samples) curve.samples.push_back({s.bytes, s.seconds});
+    // More bytes never take less time: a size timed slower than a larger one met a slow
+    // spell of the hosts, and takes the larger size's time.
+    std::sort(curve.samples.begin(), curve.samples.end());
+    for (size_t i = curve.samples.size(); i-- > 1;)
+      curve.samples[i - 1].second = std::min(curve.samples[i - 1].second, curve.samples[i].second);
     if (!curve.samples.empty()) n.measured.push_back(std::move(curve));
   }
   if (n.inter_bandwidth_Bps <= 0 && n.intra_bandwidth_Bps <= 0)

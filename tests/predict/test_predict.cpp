@@ -296,6 +296,27 @@ TEST(Predict, OneLinksSpreadAboutItsFit) {
   EXPECT_NEAR(n.fast_links, 0.9 + 0.3 * 0.1, 1e-9);  // 10th
 }
 
+// A calibrated curve is read monotone in bytes: a size timed slower than a larger one (a
+// slow spell of the hosts) takes the larger one's time; the rest stay as measured.
+TEST(Predict, AllreduceCurveNeverFasterForMoreBytes) {
+  Calibration c;
+  c.pairs = {{0, 1, false, {}, {1e-4, 1e7}, false}};
+  c.reduce_Bps = {1e9, 1e9};
+  c.allreduce = {{-1,
+                  "iallreduce",
+                  2,
+                  {{131072, 3.4e-3, 5},
+                   {262144, 6.8e-3, 5},
+                   {524288, 6.2e-3, 5},
+                   {65536, 1.1e-3, 5},
+                   {1048576, 12.2e-3, 5}}}};
+  const NetworkModel n = network_model(c, "net.json");
+  ASSERT_EQ(n.measured.size(), 1u);
+  const std::vector<std::pair<int64_t, double>> want = {
+      {65536, 1.1e-3}, {131072, 3.4e-3}, {262144, 6.2e-3}, {524288, 6.2e-3}, {1048576, 12.2e-3}};
+  EXPECT_EQ(n.measured[0].samples, want);
+}
+
 // 16-bit gradients: each bucket costs the allreduce of half its bytes plus an encode and a
 // decode pass (2 x its f32 bytes at the reduction rate); local SGD: no bucket, one blocking
 // allreduce of all parameters every H steps, nothing hidden behind backward.

@@ -26,7 +26,8 @@ struct CalibrateOptions {
   double target_s = 0.05;  // repetitions of a size: about this long in all
 };
 
-// One size: the median-free mean over `reps` repetitions of one operation.
+// One size: the mean over `reps` repetitions of one operation (the iallreduce curve: the
+// median of its passes' means, `reps` counting every pass).
 struct Sample {
   int64_t bytes = 0;
   double seconds = 0;
