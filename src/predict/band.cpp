@@ -41,9 +41,9 @@ Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int 
     fast *= (run + std::floor(pauses) * pause) / mean;
     slow *= (run + std::ceil(pauses) * pause) / mean;
   }
-  // A parameter-server worker's transfers shorter than a slice are charged to its budget
-  // (ps_step.cpp): at the fast end they are not; at the slow end they are whenever they are
-  // at the calibrated links' median (the slice scaled with the links keeps that decision).
+  // A parameter-server worker's transfers are charged to its budget (ps_step.cpp): at the
+  // fast end they are not; at the slow end against a slice scaled with the links (the
+  // charge as at the calibrated links' median, scaled).
   NetworkModel fast_net = scaled_links(net, net.fast_links);
   NetworkModel slow_net = scaled_links(net, net.slow_links);
   if (p.async()) fast_net.cpu_slice_s = 0, slow_net.cpu_slice_s *= net.slow_links;

@@ -16,6 +16,20 @@ double ps_shard_transfer_s(const StepProfile& p, const NetworkModel& net, int ra
   return latency + double(p.param_bytes) / std::max(p.servers, 1) / bandwidth;
 }
 
+// A worker on a budget of q < 1 core, run in slices of `slice` s: the wall time a transfer
+// of `move` s costs it beyond the transfer. The worker spins through the transfer inside
+// MPI's blocking one-sided calls and spends its quota on it; if its slice ends first it is
+// paused while the transfer goes on in the kernel. Starting at a uniform point of a slice,
+// a transfer spends move - move^2 / (2 slice) of quota on average (slice / 2 once longer
+// than a slice), and that quota costs the worker spent / q of wall time, at least the
+// transfer's own. (An earlier rule charged move / q below one slice and nothing above it:
+// calibrations whose transfer fell either side of the slice forecast 2 quarter-core hosts'
+// Downpour step at +80 % and -48 %.)
+double budget_charge_s(double move, double slice, double q) {
+  const double spent = move <= slice ? move - move * move / (2 * slice) : slice / 2;
+  return std::max(0.0, spent / q - move);
+}
+
 Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ranks,
                            const PredictOptions& o) {
   Prediction r;
@@ -56,14 +70,11 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
   // The worker's own part of a cycle: its compute and, per operation and server, a request
   // word and the server's reply.
   double think = r.compute_s + S * 2 * word * (1.0 / p.n_fetch + 1.0 / p.n_push);
-  // On a CPU budget of q < 1 core whose slices the calibration saw: the worker spins through
-  // a transfer shorter than a slice inside MPI's blocking one-sided calls and spends its
-  // quota on it, so its budget pauses it for (1/q - 1) of the transfer after it; the link is
-  // busy for the transfer alone. (A longer transfer goes on in the kernel while the worker
-  // is paused, and costs it nothing more.)
+  // On a CPU budget of q < 1 core whose slices the calibration saw, each transfer also
+  // costs the worker the budget it spends spinning through it (budget_charge_s).
   const double q = thread_share(p, o, std::min(ranks, o.ranks_per_host));
-  if (q < 1 && net.cpu_slice_s > 0 && move < net.cpu_slice_s)
-    think += S * move * (1.0 / p.n_fetch + 1.0 / p.n_push) * (1 / q - 1);
+  if (q < 1 && net.cpu_slice_s > 0)
+    think += S * (1.0 / p.n_fetch + 1.0 / p.n_push) * budget_charge_s(move, net.cpu_slice_s, q);
   const ClosedNetwork alone = solve_closed_network(demand, think, 1);
   const ClosedNetwork all = solve_closed_network(demand, think, r.workers);
   r.step_s = all.cycle_s;
