@@ -42,11 +42,10 @@ Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int 
     slow *= (run + std::ceil(pauses) * pause) / mean;
   }
   // A parameter-server worker's transfers are charged to its budget (ps_step.cpp): at the
-  // fast end they are not; at the slow end against a slice scaled with the links (the
-  // charge as at the calibrated links' median, scaled).
+  // fast end they are not; at the slow end as their slow time comes out.
   NetworkModel fast_net = scaled_links(net, net.fast_links);
   NetworkModel slow_net = scaled_links(net, net.slow_links);
-  if (p.async()) fast_net.cpu_slice_s = 0, slow_net.cpu_slice_s *= net.slow_links;
+  if (p.async()) fast_net.cpu_slice_s = 0;
   r.step_s_low = predict_step(scaled_compute(p, fast), fast_net, ranks, ends).step_s;
   r.step_s_high = predict_step(scaled_compute(p, slow), slow_net, ranks, ends).step_s;
   return r;

@@ -36,8 +36,10 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
     const double b50 = median(bw), l50 = median(lat);
     const double b10 = quantile(bw, 0.1), b90 = quantile(bw, 0.9);
     const double l10 = quantile(lat, 0.1), l90 = quantile(lat, 0.9);
-    n.slow_links = std::max({1.0, b10 > 0 ? b50 / b10 : 1.0, l50 > 0 ? l90 / l50 : 1.0});
-    n.fast_links = std::min({1.0, b90 > 0 ? b50 / b90 : 1.0, l50 > 0 ? l10 / l50 : 1.0});
+    n.slow_links = {std::max(1.0, l50 > 0 ? l90 / l50 : 1.0),
+                    std::max(1.0, b10 > 0 ? b50 / b10 : 1.0)};
+    n.fast_links = {std::min(1.0, l50 > 0 ? l10 / l50 : 1.0),
+                    std::min(1.0, b90 > 0 ? b50 / b90 : 1.0)};
   }
   // And each link's own spread about its fit (one link has no spread between links): the
   // measured over the fitted time of the sizes a gradient bucket or a shard is, those whose
@@ -52,8 +54,8 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
     }
   }
   if (about_fit.size() >= 2) {
-    n.slow_links = std::max(n.slow_links, quantile(about_fit, 0.9));
-    n.fast_links = std::min(n.fast_links, quantile(about_fit, 0.1));
+    n.slow_links.bandwidth = std::max(n.slow_links.bandwidth, quantile(about_fit, 0.9));
+    n.fast_links.bandwidth = std::min(n.fast_links.bandwidth, quantile(about_fit, 0.1));
   }
   // The trainer's buckets are MPI_Iallreduce polled with MPI_Test: their curve when
   // calibrated (hpdl calibrate measures it), else the blocking default's.
@@ -81,12 +83,16 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
   return n;
 }
 
-NetworkModel scaled_links(const NetworkModel& n, double f) {
+NetworkModel scaled_links(const NetworkModel& n, NetworkModel::Spread f) {
   NetworkModel s = n;
-  s.inter_latency_s *= f, s.intra_latency_s *= f;
-  s.inter_bandwidth_Bps /= f, s.intra_bandwidth_Bps /= f;
-  for (auto& curve : s.measured)
-    for (auto& sample : curve.samples) sample.second *= f;
+  s.inter_latency_s *= f.latency, s.intra_latency_s *= f.latency;
+  s.inter_bandwidth_Bps /= f.bandwidth, s.intra_bandwidth_Bps /= f.bandwidth;
+  for (auto& curve : s.measured) {
+    if (curve.samples.empty()) continue;
+    const double latency = curve.samples.front().second;  // sorted by bytes, monotone
+    for (auto& sample : curve.samples)
+      sample.second = latency * f.latency + (sample.second - latency) * f.bandwidth;
+  }
   return s;
 }
 

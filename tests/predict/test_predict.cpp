@@ -292,8 +292,30 @@ TEST(Predict, OneLinksSpreadAboutItsFit) {
   c.pairs = {inter};
   c.reduce_Bps = {1e9, 1e9};
   const NetworkModel n = network_model(c, "net.json");
-  EXPECT_NEAR(n.slow_links, 1.1 + 0.7 * 0.2, 1e-9);  // 90th percentile of the four
-  EXPECT_NEAR(n.fast_links, 0.9 + 0.3 * 0.1, 1e-9);  // 10th
+  EXPECT_NEAR(n.slow_links.bandwidth, 1.1 + 0.7 * 0.2, 1e-9);  // 90th percentile of the four
+  EXPECT_NEAR(n.fast_links.bandwidth, 0.9 + 0.3 * 0.1, 1e-9);  // 10th
+  EXPECT_EQ(n.slow_links.latency, 1);
+}
+
+// Latency and bandwidth spread apart: one pair of three whose small messages met a
+// budget's pause (40x the others' latency) slows the latencies at the slow end, not the
+// bytes; a measured curve's smallest time takes the latency's factor, the rest the bytes'.
+TEST(Predict, LinkSpreadApartForLatencyAndBandwidth) {
+  Calibration c;
+  c.pairs = {{0, 1, false, {}, {1e-5, 1e8}, false},
+             {0, 2, false, {}, {1e-5, 1e8}, false},
+             {1, 2, false, {}, {4e-4, 1e8}, false}};
+  c.reduce_Bps = {1e9, 1e9, 1e9};
+  NetworkModel n = network_model(c, "net.json");
+  EXPECT_NEAR(n.slow_links.latency, (1e-5 + 0.8 * 3.9e-4) / 1e-5, 1e-9);
+  EXPECT_EQ(n.slow_links.bandwidth, 1);
+  EXPECT_EQ(n.fast_links.latency, 1);
+  n.measured = {{2, {{4, 1e-3}, {1000000, 11e-3}}}};
+  const NetworkModel s = scaled_links(n, {2, 3});
+  EXPECT_DOUBLE_EQ(s.inter_latency_s, 2e-5);
+  EXPECT_DOUBLE_EQ(s.inter_bandwidth_Bps, 1e8 / 3);
+  EXPECT_NEAR(s.measured[0].samples[0].second, 2e-3, 1e-15);
+  EXPECT_NEAR(s.measured[0].samples[1].second, 2e-3 + 30e-3, 1e-15);
 }
 
 // A calibrated curve is read monotone in bytes: a size timed slower than a larger one (a
@@ -520,7 +542,7 @@ TEST(Predict, BandSpansTheFastAndSlowEnds) {
   EXPECT_DOUBLE_EQ(r.step_s_low, r.step_s);
   EXPECT_DOUBLE_EQ(r.step_s_high, r.step_s);
   for (int k = 0; k < 20; ++k) p.compute_s[size_t(k)] = 0.040 + 0.001 * k;  // 40..59 ms
-  net.slow_links = 1.5, net.fast_links = 0.8;
+  net.slow_links = {1.5, 1.5}, net.fast_links = {0.8, 0.8};
   r = predict_with_band(p, net, 4, {});
   EXPECT_LT(r.step_s_low, r.step_s);
   EXPECT_GT(r.step_s_high, r.step_s);
@@ -573,12 +595,12 @@ TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
   EXPECT_NEAR(r.step_s, 0.040 + 4 * 0.001 + 2 * charge + 2 * 0.0014 + core, 1e-9);
   EXPECT_NEAR(r.step_s_low, 0.037 + 4 * 0.001 + 2 * 0.0014 + core, 1e-9);
   EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.001 + 2 * charge + 2 * 0.0014 + core, 1e-9);
-  // Slow links (3x: 4.2 ms) are charged against slices scaled with them (9 ms).
-  net.slow_links = 3;
+  // Slow links (3x: 4.2 ms, over a slice): half a slice of quota, 6 ms in all.
+  net.slow_links = {3, 3};
   r = predict_with_band(ps, net, 2, quarter);
-  const double slow_charge = (0.0042 - 0.0042 * 0.0042 / 0.018) / 0.25 - 0.0042;
+  const double slow_charge = 0.0015 / 0.25 - 0.0042;
   EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.003 + 2 * slow_charge + 2 * 0.0042 + core, 1e-9);
-  net.slow_links = 1;
+  net.slow_links = {};
   // 4 MB shards (0.401 s, longer than a slice) go on in the kernel while it is paused.
   ps.param_bytes = 4'000'000;
   r = predict_with_band(ps, net, 2, quarter);

@@ -28,11 +28,15 @@ struct NetworkModel {
   int hosts = 0;
   bool inter_host_measured = false;
   // The spread of the calibrated links (the pairs' fits of the kind the forecast leans on:
-  // between hosts where measured): how much slower (>= 1) and faster (<= 1) a link's time
-  // is at the 90th and 10th percentiles of bandwidth and latency than at their medians, or
-  // a measured size at the 90th and 10th percentiles of its time over its pair's fit
-  // (bandwidth-bound sizes), whichever is wider.
-  double slow_links = 1, fast_links = 1;
+  // between hosts where measured), apart for latency and for bytes over bandwidth (one pair
+  // whose 8-byte time met a budget's pause had 30x the others' latency, which scaled onto
+  // a whole transfer gave a 20x range): how much slower (>= 1) and faster (<= 1) the
+  // latency is at its 90th and 10th percentiles than at its median, and the bandwidth's
+  // time, or a bandwidth-bound size's time over its pair's fit, whichever is wider.
+  struct Spread {
+    double latency = 1, bandwidth = 1;
+  };
+  Spread slow_links, fast_links;
   struct Curve {
     int ranks = 0;
     std::vector<std::pair<int64_t, double>> samples;  // bytes, seconds
@@ -45,9 +49,10 @@ struct NetworkModel {
 
 // From a calibration; error naming `where` when it holds no bandwidth or reduction rate.
 NetworkModel network_model(const Calibration& c, const std::string& where);
-// The same network with every link's time (latency, bytes over bandwidth, measured
-// allreduce curves) multiplied by `f`.
-NetworkModel scaled_links(const NetworkModel& n, double f);
+// The same network with every latency multiplied by f.latency and every time of bytes over
+// bandwidth by f.bandwidth; a measured allreduce curve's sizes likewise, each taken as its
+// curve's smallest time (the latency) plus the rest (the bytes).
+NetworkModel scaled_links(const NetworkModel& n, NetworkModel::Spread f);
 // One line when the calibration cannot speak for a forecast of `ranks` ranks at
 // `ranks_per_host` a host (more hosts than it measured, or no link between hosts); "" else.
 std::string calibration_scope(const NetworkModel& n, int ranks, int ranks_per_host);

@@ -78,11 +78,11 @@ double ps_shard_transfer_s(const StepProfile& p, const NetworkModel& net, int ra
 double budget_charge_s(double move, double slice, double q);
 // predict_step, with its range: the step predicted again with the profile's compute at
 // the 5th and 95th percentiles of its recorded steps (relative to their median) and every
-// link's time at the calibration's fast and slow ends (NetworkModel::fast_links,
-// slow_links) -- fast with fast, slow with slow. Where a thread has less than a core and
-// the calibration saw its slices (NetworkModel::cpu_slice_s), two more: a single step meets
-// one pause of the budget fewer (fast end) or one more (slow end) than its average, and a
-// parameter-server worker's transfers shorter than a slice, which the forecast charges to
+// link's latency and bandwidth time at the calibration's fast and slow ends
+// (NetworkModel::fast_links, slow_links) -- fast with fast, slow with slow. Where a thread
+// has less than a core and the calibration saw its slices (NetworkModel::cpu_slice_s), two
+// more: a single step meets one pause of the budget fewer (fast end) or one more (slow end)
+// than its average, and a parameter-server worker's transfers, which the forecast charges to
 // its budget (ps_step.cpp), are left unthrottled at the fast end. A measured step should
 // fall inside it.
 Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int ranks,
