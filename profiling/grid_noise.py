@@ -13,9 +13,14 @@ import statistics
 import sys
 
 
+def refuse(line):
+    print(f"grid_noise.py: {line}", file=sys.stderr)
+    sys.exit(2)
+
+
 def points(grid):
     if not glob.glob(os.path.join(grid, "cell*", "table.txt")):
-        sys.exit(f"grid_noise.py: {grid} has no cell*/table.txt (not a SAVE directory of validate_grid.sh)")
+        refuse(f"{grid} has no cell*/table.txt (not a SAVE directory of validate_grid.sh)")
     out = {}
     for table in sorted(glob.glob(os.path.join(grid, "cell*", "table.txt"))):
         for line in open(table):
@@ -28,11 +33,11 @@ def points(grid):
 
 
 if len(sys.argv) != 3:
-    sys.exit(__doc__.strip().splitlines()[3])
+    refuse("usage: grid_noise.py DIR_A DIR_B (two SAVE directories of validate_grid.sh)")
 a, b = points(sys.argv[1]), points(sys.argv[2])
 common = sorted(set(a) & set(b), key=lambda k: (k[3], k[0], k[1], k[2]))
 if not common:
-    sys.exit("grid_noise.py: the two grids measured no point in common")
+    refuse("the two grids measured no point in common")
 print(f"{'model':16} {'link':8} {'budget':>6} {'hosts':>5} {'A ms':>10} {'B ms':>10} {'B vs A':>8}")
 diffs = {}
 for key in common:

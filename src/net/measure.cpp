@@ -148,9 +148,8 @@ double time_allreduce(MPI_Comm comm, int64_t bytes, int64_t reps, bool nonblocki
 
 // The allreduce curve. With rounds > 1 every size is timed once per pass over all sizes
 // and keeps the median of its passes (reps counts them all): passes a second or more apart
-// do not share a slow spell of the hosts (one calibration of two half-core hosts read
-// 256 KiB at twice the time of the others and of its own 512 KiB, and a forecast read off
-// it missed by 80 %).
+// do not share a slow spell of budgeted hosts, which one pass can read as a size taking
+// twice its time (and longer than the next size up).
 std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o, bool nonblocking,
                                     const Comm& waits, int64_t factor = 8, int rounds = 1) {
   int me = 0;

@@ -22,9 +22,8 @@ double ps_shard_transfer_s(const StepProfile& p, const NetworkModel& net, int ra
 // paused while the transfer goes on in the kernel. Starting at a uniform point of a slice,
 // a transfer spends move - move^2 / (2 slice) of quota on average (slice / 2 once longer
 // than a slice), and that quota costs the worker spent / q of wall time, at least the
-// transfer's own. (An earlier rule charged move / q below one slice and nothing above it:
-// calibrations whose transfer fell either side of the slice forecast 2 quarter-core hosts'
-// Downpour step at +80 % and -48 %.)
+// transfer's own. (An earlier rule charged move / q below one slice and nothing above it,
+// and a forecast flipped with the side of the slice a calibration's transfer fell on.)
 double budget_charge_s(double move, double slice, double q) {
   const double spent = move <= slice ? move - move * move / (2 * slice) : slice / 2;
   return std::max(0.0, spent / q - move);

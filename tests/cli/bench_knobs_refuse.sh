@@ -31,6 +31,8 @@ expect 'SPLIT="2" is not 0 or 1' env SPLIT=2 bash profiling/reforecast_grid.sh "
 expect 'BUDGETS="0" is not a number > 0' env BUDGETS="0.25 0" bash profiling/bench_idle_cores.sh
 expect 'ROUNDS="two" is not whole numbers >= 1' env ROUNDS=two bash profiling/bench_idle_cores.sh
 expect 'MODEL="vgg" is not mlp, lenet or har' env MODEL=vgg bash profiling/bench_idle_cores.sh
+expect 'grid_noise.py: usage' /usr/bin/python3 profiling/grid_noise.py "$tmp"
+expect "grid_noise.py: $tmp has no cell" /usr/bin/python3 profiling/grid_noise.py "$tmp" "$tmp"
 # Valid values pass: each call below would exit 2 with a line if refused.
 out=$(bash -c 'source profiling/knobs.sh; knob_number MIN_S 0; knob_number MIN_S .5
   knob_positive CPUS_PER_HOST 0.25; knob_counts HOSTS " 1 2  4 8 "; knob_counts STEPS 30

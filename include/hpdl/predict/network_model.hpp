@@ -28,9 +28,9 @@ struct NetworkModel {
   int hosts = 0;
   bool inter_host_measured = false;
   // The spread of the calibrated links (the pairs' fits of the kind the forecast leans on:
-  // between hosts where measured), apart for latency and for bytes over bandwidth (one pair
-  // whose 8-byte time met a budget's pause had 30x the others' latency, which scaled onto
-  // a whole transfer gave a 20x range): how much slower (>= 1) and faster (<= 1) the
+  // between hosts where measured), apart for latency and for bytes over bandwidth (a pair
+  // whose small messages met a budget's pause has many times the others' latency, which
+  // says nothing about its bytes): how much slower (>= 1) and faster (<= 1) the
   // latency is at its 90th and 10th percentiles than at its median, and the bandwidth's
   // time, or a bandwidth-bound size's time over its pair's fit, whichever is wider.
   struct Spread {
