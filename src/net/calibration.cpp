@@ -7,7 +7,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "hpdl/core/sample_stats.hpp"
+
 namespace hpdl {
+
+using sample_stats::median;
+
 namespace {
 
 std::string human_bytes(double b) {
@@ -39,12 +44,6 @@ std::string human_time(double s) {
   else
     std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
   return buf;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

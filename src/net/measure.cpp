@@ -14,6 +14,7 @@
 #include <ctime>
 
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/sample_stats.hpp"
 #include "hpdl/net/calibration.hpp"
 
 namespace hpdl {
@@ -172,10 +173,8 @@ std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o, bo
     for (size_t i = 0; i < samples.size(); ++i)
       passes[i].push_back(
           time_allreduce(comm, samples[i].bytes, samples[i].reps, nonblocking, waits, in, out));
-  for (size_t i = 0; i < samples.size() && rounds > 1; ++i) {
-    std::vector<double>& p = passes[i];
-    std::nth_element(p.begin(), p.begin() + p.size() / 2, p.end());
-    samples[i].seconds = p[p.size() / 2];
+  for (size_t i = 0; i < samples.size(); ++i) {
+    samples[i].seconds = sample_stats::median(passes[i]);
     samples[i].reps *= rounds;
   }
   return samples;
@@ -238,10 +237,7 @@ CpuWhileSpinning cpu_while_spinning(double seconds) {
   }
   CpuWhileSpinning r;
   r.share = (cpu_s() - c0) / (w - w0);
-  if (runs.size() >= 3) {
-    std::nth_element(runs.begin(), runs.begin() + runs.size() / 2, runs.end());
-    r.slice_s = runs[runs.size() / 2];
-  }
+  if (runs.size() >= 3) r.slice_s = sample_stats::median(runs);
   return r;
 }
 

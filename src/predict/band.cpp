@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hpdl/core/sample_stats.hpp"
 #include "hpdl/predict/predictor.hpp"
-#include "stats.hpp"
 
 namespace hpdl {
 namespace {
@@ -27,9 +27,9 @@ Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int 
   Prediction r = predict_step(p, net, ranks, o);
   PredictOptions ends = o;  // whole pauses at the ends, not the last rank's expected one
   ends.last_ranks_pause = false;
-  const double mid = predict_stats::quantile(p.compute_s, 0.5);
-  double fast = mid > 0 ? predict_stats::quantile(p.compute_s, 0.05) / mid : 1.0;
-  double slow = mid > 0 ? predict_stats::quantile(p.compute_s, 0.95) / mid : 1.0;
+  const double mid = sample_stats::quantile(p.compute_s, 0.5);
+  double fast = mid > 0 ? sample_stats::quantile(p.compute_s, 0.05) / mid : 1.0;
+  double slow = mid > 0 ? sample_stats::quantile(p.compute_s, 0.95) / mid : 1.0;
   // A budget of q < 1 core runs a thread for a slice, then pauses it for slice (1/q - 1):
   // the forecast's compute c/q is an average over many steps, and one step meets a pause
   // fewer or one more than that average (a step shorter than a slice may meet none).

@@ -4,12 +4,12 @@
 #include <algorithm>
 
 #include "hpdl/core/error.hpp"
-#include "stats.hpp"
+#include "hpdl/core/sample_stats.hpp"
 
 namespace hpdl {
 
-using predict_stats::median;
-using predict_stats::quantile;
+using sample_stats::median;
+using sample_stats::quantile;
 
 NetworkModel read_network(const std::string& path) {
   return network_model(read_calibration(path), path);

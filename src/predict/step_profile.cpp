@@ -8,14 +8,14 @@
 #include "hpdl/builder/builder.hpp"
 #include "hpdl/config/config.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/sample_stats.hpp"
 #include "hpdl/dist/grad_reducer.hpp"
 #include "hpdl/profile/trace_csv.hpp"
-#include "stats.hpp"
 
 namespace hpdl {
 namespace {
 
-using predict_stats::median;
+using sample_stats::median;
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);

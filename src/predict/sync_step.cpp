@@ -2,13 +2,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hpdl/core/sample_stats.hpp"
 #include "hpdl/predict/batch_split.hpp"
 #include "hpdl/predict/predictor.hpp"
-#include "stats.hpp"
 
 namespace hpdl {
 
-using predict_stats::mean;
+using sample_stats::mean;
 
 namespace {
 // 16-bit compression's own work on f32_bytes of values: encode (with error feedback) and

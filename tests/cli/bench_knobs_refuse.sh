@@ -33,6 +33,13 @@ expect 'ROUNDS="two" is not whole numbers >= 1' env ROUNDS=two bash profiling/be
 expect 'MODEL="vgg" is not mlp, lenet or har' env MODEL=vgg bash profiling/bench_idle_cores.sh
 expect 'grid_noise.py: usage' /usr/bin/python3 profiling/grid_noise.py "$tmp"
 expect "grid_noise.py: $tmp has no cell" /usr/bin/python3 profiling/grid_noise.py "$tmp" "$tmp"
+grids=$(mktemp -d)  # two saved grids with no point in common (outside $tmp: see the end)
+mkdir -p "$grids/a/cell1" "$grids/b/cell1"
+echo "mlp 1gbit 2 0.003 0.003 0.002 0.004 1.0 0.5" >"$grids/a/cell1/table.txt"
+echo "har 1gbit 2 0.030 0.030 0.020 0.040 1.0 0.5" >"$grids/b/cell1/table.txt"
+expect 'grid_noise.py: the two grids measured no point in common' \
+  /usr/bin/python3 profiling/grid_noise.py "$grids/a" "$grids/b"
+rm -rf "$grids"
 # Valid values pass: each call below would exit 2 with a line if refused.
 out=$(bash -c 'source profiling/knobs.sh; knob_number MIN_S 0; knob_number MIN_S .5
   knob_positive CPUS_PER_HOST 0.25; knob_counts HOSTS " 1 2  4 8 "; knob_counts STEPS 30

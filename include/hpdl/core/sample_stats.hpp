@@ -1,9 +1,9 @@
-// Medians and means of the predictor's samples.
+// Medians, quantiles and means of measured samples (the calibration's and the predictor's).
 #pragma once
 #include <algorithm>
 #include <vector>
 
-namespace hpdl::predict_stats {
+namespace hpdl::sample_stats {
 
 inline double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -26,4 +26,4 @@ inline double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / double(v.size());
 }
 
-}  // namespace hpdl::predict_stats
+}  // namespace hpdl::sample_stats
