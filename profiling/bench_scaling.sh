@@ -8,7 +8,8 @@
 # synchronous (global batch 32 split over H ranks), Downpour and DC-ASGD (SERVERS servers on
 # the first hosts, a worker with its own batch 32 on each other host), at each link rate.
 # Each run trains STEPS steps with the profiler on; a step is the mean of the recorded
-# ones (sync: the slowest rank's; parameter server: a worker's; the mean, since under a CPU
+# ones (sync: the slowest rank's over its own steps, median_step.py; parameter server: a
+# worker's; the mean, since under a CPU
 # quota a few steps absorb the throttled time), and the epoch time is that
 # step times the steps an epoch takes (sync 60000 / 32; parameter server 60000 / (32 W) per
 # worker, workers in parallel) — an extrapolation from STEPS steps, not a timed epoch. A

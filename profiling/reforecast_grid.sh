@@ -2,7 +2,8 @@
 # The points of a saved validation grid (`SAVE=DIR profiling/validate_grid.sh`) forecast
 # again by an hpdl binary, from the same profiles and calibrations, against the same measured
 # runs: a changed forecast model (or range) checked in seconds, without the emulated cluster.
-# Prints the table and summary of predict_errors.py, as the grid does.
+# The measured steps are read again from the saved runs (median_step.py). Prints the table and
+# summary of predict_errors.py, as the grid does.
 # SPLIT=1: each synchronous point is forecast with --batch-profile, a second profile of its
 # model at an eighth of its batch, taken here (on the CPU share of the cell's profile) the
 # first time and kept beside it (DIR/cellK/runs/M_RATE_small).
@@ -35,7 +36,12 @@ small_profile() {  # CELL MODEL RATE -> the --batch-profile option, or nothing
   echo "--batch-profile $small"
 }
 for cell in "$dir"/cell*; do
-  while read -r model rate h measured _ _ _ _ budget; do
+  while read -r model rate h _ _ _ _ _ budget; do
+    # Measured again from the runs, by validate_predict.sh's rule (a mean under a budget or
+    # for local SGD, else a median) and median_step.py's current reading of a step.
+    how=median
+    case "$budget $model" in none\ *_local* | none\ *_diloco* | [0-9]*) how=mean ;; esac
+    measured=$(/usr/bin/python3 profiling/median_step.py "$cell/runs/${model}_${rate}_$h" "$(servers "$model")" $how)
     per_host=()
     [ "$budget" != none ] || per_host=(--cores-per-host "$(/usr/bin/python3 -c "print(min(1.0, $(nproc) / $h))")")
     "$hpdl" predict "$cell/runs/${model}_${rate}_profile" --network "$cell/net_$rate.json" --ranks "$h" \

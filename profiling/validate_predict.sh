@@ -2,7 +2,7 @@
 # hpdl predict against measured runs on the emulated cluster (scripts/netns_cluster.sh):
 # for each link rate, calibrate the cluster once; profile each model on 1 rank; run it for
 # real on 1, 2 and 4 hosts (1 rank each, profiled); compare the measured median step time
-# with the prediction; print one table (measured, predicted, error) and the median and
+# (the slowest rank's over its own steps: median_step.py) with the prediction; print one table (measured, predicted, error) and the median and
 # worst |error|. Parameter-server models (mlp_downpour, lenet_dcasgd: Downpour or DC-ASGD, 1 server)
 # are profiled on 2 ranks of host 1 (a server and a worker) and run on 2 and more hosts (the
 # server on host 1, a worker on each other host); their step is a worker's (median over the

@@ -15,6 +15,7 @@
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/sample_stats.hpp"
+#include "hpdl/net/after_compute.hpp"
 #include "hpdl/net/calibration.hpp"
 
 namespace hpdl {
@@ -218,12 +219,7 @@ struct CpuWhileSpinning {
   double share = 0, slice_s = 0;
 };
 CpuWhileSpinning cpu_while_spinning(double seconds) {
-  auto cpu_s = [] {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-  };
-  const double w0 = MPI_Wtime(), c0 = cpu_s();
+  const double w0 = MPI_Wtime(), c0 = thread_cpu_s();
   volatile uint64_t x = 0;
   double w = w0, last = w0, run_start = w0;
   std::vector<double> runs;
@@ -236,7 +232,7 @@ CpuWhileSpinning cpu_while_spinning(double seconds) {
     for (int i = 0; i < 1000; ++i) x = x + 1;
   }
   CpuWhileSpinning r;
-  r.share = (cpu_s() - c0) / (w - w0);
+  r.share = (thread_cpu_s() - c0) / (w - w0);
   if (runs.size() >= 3) r.slice_s = sample_stats::median(runs);
   return r;
 }
@@ -283,7 +279,7 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
   // that the curve `hpdl predict` reads can be measured over enough of a budget's cycles.
   // A budgeted rank runs a slice and pauses (1/share - 1) slices: a window of a few cycles
   // holds one pause more or fewer by its phase, and two calibrations disagreed by a quarter.
-  double cycle_s = 0;  // the longest cycle of any rank (0: none paused)
+  double cycle_s = 0, slice_s = 0;  // the longest cycle and slice of any rank (0: none paused)
   {
     WatchdogScope guard(watchdog, "calibrate: CPU share", 0);
     quiet_barrier(world);
@@ -295,7 +291,12 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
         MPI_Gather(&cpu.slice_s, 1, MPI_DOUBLE, c.cpu_slice_s.data(), 1, MPI_DOUBLE, 0, world));
     const double mine = cpu.share > 0 && cpu.share < 0.95 ? cpu.slice_s / cpu.share : 0;
     HPDL_CHECK_MPI(MPI_Allreduce(&mine, &cycle_s, 1, MPI_DOUBLE, MPI_MAX, world));
+    HPDL_CHECK_MPI(MPI_Allreduce(&cpu.slice_s, &slice_s, 1, MPI_DOUBLE, MPI_MAX, world));
   }
+  // Local SGD's average comes after its interval's compute: where a rank's CPU pauses, the
+  // curve of an allreduce after bursts of two slices of compute (what the average meets once
+  // an interval holds a slice or more; after_compute.hpp).
+  if (cycle_s > 0 && slice_s > 0) c.after_compute_cpu_s = 2 * slice_s;
   // Point to point: between every two hosts (their lowest ranks), and within the first
   // host that runs two ranks.
   std::vector<std::pair<int, int>> pairs;
@@ -354,6 +355,14 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
       CalibrateOptions fine = o;
       fine.target_s = std::max(o.target_s, 10 * cycle_s);
       if (sub != MPI_COMM_NULL) curve.samples = allreduce_sweep(sub, fine, true, comm, 2, 3);
+      quiet_barrier(world);
+      c.allreduce.push_back(std::move(curve));
+    }
+    if (c.after_compute_cpu_s > 0) {
+      WatchdogScope guard(watchdog, "calibrate: iallreduce after compute", k * 100 + 98);
+      AllreduceCurve curve{-2, kAfterComputeCurve, k, {}};
+      if (sub != MPI_COMM_NULL)
+        curve.samples = allreduce_after_compute(sub, o, comm, c.after_compute_cpu_s);
       quiet_barrier(world);
       c.allreduce.push_back(std::move(curve));
     }

@@ -72,6 +72,7 @@ nlohmann::json Calibration::to_json() const {
   j["reduce_Bps_per_core"] = reduce_Bps;
   j["cpu_share_per_rank"] = cpu_share;
   j["cpu_slice_s_per_rank"] = cpu_slice_s;
+  if (after_compute_cpu_s > 0) j["allreduce_after_compute_cpu_s"] = after_compute_cpu_s;
   if (!gemm_flops_per_s.empty())
     j["compute_per_rank"] = {{"gemm_flops_per_s", gemm_flops_per_s}, {"memory_Bps", memory_Bps}};
   j["cores_per_host"] = host_cores();  // derived: for readers of the file
@@ -119,6 +120,11 @@ Calibration Calibration::from_json(const nlohmann::json& j, const std::string& w
       if (!(slice >= 0 && slice < 10))
         throw Error(where + ": cpu_slice_s_per_rank holds " + std::to_string(slice) +
                     " (seconds between pauses: expected 0 to 10)");
+    c.after_compute_cpu_s = j.value("allreduce_after_compute_cpu_s", 0.0);
+    if (!(c.after_compute_cpu_s >= 0 && c.after_compute_cpu_s < 10))
+      throw Error(where + ": allreduce_after_compute_cpu_s is " +
+                  std::to_string(c.after_compute_cpu_s) +
+                  " (seconds of compute: expected 0 to 10)");
     if (j.contains("compute_per_rank")) {
       const auto& k = j.at("compute_per_rank");
       c.gemm_flops_per_s = k.at("gemm_flops_per_s").get<std::vector<double>>();

@@ -46,6 +46,7 @@ Prediction predict_with_band(const StepProfile& p, const NetworkModel& net, int 
   NetworkModel fast_net = scaled_links(net, net.fast_links);
   NetworkModel slow_net = scaled_links(net, net.slow_links);
   if (p.async()) fast_net.cpu_slice_s = 0;
+  fast_net.after_compute.clear();  // local SGD's average as back-to-back allreduces measure it
   r.step_s_low = predict_step(scaled_compute(p, fast), fast_net, ranks, ends).step_s;
   r.step_s_high = predict_step(scaled_compute(p, slow), slow_net, ranks, ends).step_s;
   return r;

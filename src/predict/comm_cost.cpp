@@ -8,34 +8,49 @@
 
 namespace hpdl {
 
+namespace {
+
+// A measured curve's time for `bytes` inside its sizes, log-log between the two around it;
+// beyond its largest size (skipped for time), its last segment's rate; < 0 below its smallest.
+double curve_seconds(const NetworkModel::Curve& curve, int64_t bytes) {
+  const auto& s = curve.samples;
+  if (s.empty() || bytes < s.front().first) return -1;
+  if (bytes > s.back().first) {
+    if (s.size() < 2) return -1;
+    // The last measured segment's rate holds the algorithm's real bytes per rank and link
+    // efficiency.
+    const auto& [b0, t0] = s[s.size() - 2];
+    const auto& [b1, t1] = s.back();
+    const double per_byte = std::max((t1 - t0) / double(b1 - b0), 0.0);
+    return t1 + per_byte * double(bytes - b1);
+  }
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    if (bytes > s[i + 1].first) continue;
+    const double x0 = std::log(double(s[i].first)), x1 = std::log(double(s[i + 1].first));
+    const double y0 = std::log(s[i].second), y1 = std::log(s[i + 1].second);
+    const double t = x1 > x0 ? (std::log(double(bytes)) - x0) / (x1 - x0) : 0;
+    return std::exp(y0 + t * (y1 - y0));
+  }
+  return s.back().second;  // one sample, of exactly these bytes
+}
+
+const NetworkModel::Curve* curve_for(const std::vector<NetworkModel::Curve>& curves, int ranks) {
+  for (const auto& c : curves)
+    if (c.ranks == ranks && !c.samples.empty()) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
 AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks,
                              int ranks_per_host) {
   AllreduceCost c;
   if (ranks <= 1 || bytes <= 0) return {0, 0, "none"};
-  for (const auto& curve : net.measured) {
-    if (curve.ranks != ranks) continue;
-    const auto& s = curve.samples;
-    if (bytes < s.front().first) break;
-    if (bytes > s.back().first && s.size() >= 2) {
-      // Beyond the largest size calibrated (skipped for time): the last measured segment's
-      // rate, which holds the algorithm's real bytes per rank and link efficiency.
-      const auto& [b0, t0] = s[s.size() - 2];
-      const auto& [b1, t1] = s.back();
-      const double per_byte = std::max((t1 - t0) / double(b1 - b0), 0.0);
-      return {t1 + per_byte * double(bytes - b1), 2 * (ranks - 1), "measured, extrapolated"};
-    }
-    if (bytes > s.back().first) break;
-    for (size_t i = 0; i + 1 < s.size(); ++i) {
-      if (bytes > s[i + 1].first) continue;
-      // log-log interpolation between the two measured sizes around `bytes`
-      const double x0 = std::log(double(s[i].first)), x1 = std::log(double(s[i + 1].first));
-      const double y0 = std::log(s[i].second), y1 = std::log(s[i + 1].second);
-      const double t = x1 > x0 ? (std::log(double(bytes)) - x0) / (x1 - x0) : 0;
-      c.seconds = std::exp(y0 + t * (y1 - y0));
-      c.rounds = 2 * (ranks - 1);
-      c.how = "measured";
-      return c;
-    }
+  if (const NetworkModel::Curve* curve = curve_for(net.measured, ranks)) {
+    const double t = curve_seconds(*curve, bytes);
+    if (t >= 0)
+      return {t, 2 * (ranks - 1),
+              bytes > curve->samples.back().first ? "measured, extrapolated" : "measured"};
   }
   const bool one_host = ranks <= ranks_per_host;
   const double a = one_host ? net.intra_latency_s : net.inter_latency_s;
@@ -66,6 +81,16 @@ AllreduceCost node_sum_cost(const NetworkModel& net, int64_t bytes, int ranks) {
   // calibrated reduction moves 3 (reads two, writes one).
   const double passes = net.reduce_Bps > 0 ? 5.0 / 3.0 * double(bytes) / net.reduce_Bps : 0;
   return {2.0 * double(chunks) * barrier + passes, static_cast<int>(2 * chunks), "shared memory"};
+}
+
+double after_compute_excess_s(const NetworkModel& net, int64_t bytes, int ranks, int ranks_per_host,
+                              double compute_cpu_s) {
+  const NetworkModel::Curve* curve = curve_for(net.after_compute, ranks);
+  if (!curve || ranks <= 1 || bytes <= 0 || net.after_compute_cpu_s <= 0) return 0;
+  const int64_t at = std::clamp(bytes, curve->samples.front().first, curve->samples.back().first);
+  const double excess =
+      curve_seconds(*curve, at) - allreduce_cost(net, at, ranks, ranks_per_host).seconds;
+  return std::min(1.0, compute_cpu_s / net.after_compute_cpu_s) * std::max(0.0, excess);
 }
 
 }  // namespace hpdl

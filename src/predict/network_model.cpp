@@ -59,20 +59,25 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
   }
   // The trainer's buckets are MPI_Iallreduce polled with MPI_Test: their curve when
   // calibrated (hpdl calibrate measures it), else the blocking default's.
-  bool nonblocking = false;
-  for (const AllreduceCurve& a : c.allreduce) nonblocking |= a.name == "iallreduce";
-  for (const AllreduceCurve& a : c.allreduce) {
-    if (a.name != (nonblocking ? "iallreduce" : "default")) continue;
+  // More bytes never take less time: a size timed slower than a larger one met a slow
+  // spell of the hosts, and takes the larger size's time.
+  const auto monotone = [](const AllreduceCurve& a) {
     NetworkModel::Curve curve;
     curve.ranks = a.ranks;
     for (const Sample& s : a.samples) curve.samples.push_back({s.bytes, s.seconds});
-    // More bytes never take less time: a size timed slower than a larger one met a slow
-    // spell of the hosts, and takes the larger size's time.
     std::sort(curve.samples.begin(), curve.samples.end());
     for (size_t i = curve.samples.size(); i-- > 1;)
       curve.samples[i - 1].second = std::min(curve.samples[i - 1].second, curve.samples[i].second);
-    if (!curve.samples.empty()) n.measured.push_back(std::move(curve));
+    return curve;
+  };
+  bool nonblocking = false;
+  for (const AllreduceCurve& a : c.allreduce) nonblocking |= a.name == "iallreduce";
+  for (const AllreduceCurve& a : c.allreduce) {
+    if (a.samples.empty()) continue;
+    if (a.name == (nonblocking ? "iallreduce" : "default")) n.measured.push_back(monotone(a));
+    if (a.name == kAfterComputeCurve) n.after_compute.push_back(monotone(a));
   }
+  n.after_compute_cpu_s = c.after_compute_cpu_s;
   if (n.inter_bandwidth_Bps <= 0 && n.intra_bandwidth_Bps <= 0)
     throw Error(path + ": no point-to-point bandwidth (calibrate on at least 2 ranks)");
   if (n.inter_bandwidth_Bps <= 0)

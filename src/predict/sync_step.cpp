@@ -74,10 +74,23 @@ Prediction predict_step(const StepProfile& p, const NetworkModel& net, int ranks
   if (p.sync_every > 1) {
     // Local SGD: no communication in a step; every H steps one blocking allreduce of the
     // parameter changes (16-bit: half the bytes, plus an encode and a decode pass).
-    const AllreduceCost c =
-        allreduce_cost(net, p.param_bytes * p.wire_bytes / 4, ranks, o.ranks_per_host);
+    const int64_t bytes = p.param_bytes * p.wire_bytes / 4;
+    const AllreduceCost c = allreduce_cost(net, bytes, ranks, o.ranks_per_host);
     r.buckets.push_back(c);
-    r.comm_s = (c.seconds + codec_s(p, net, p.param_bytes, ranks)) / double(p.sync_every);
+    double average = c.seconds;
+    // On ranks whose CPU pauses the average comes after the interval's compute: what the
+    // calibration measured an allreduce to cost there, which holds the last rank's pause
+    // (so that is not counted twice).
+    const double h = double(p.sync_every);
+    const double excess = q < 1 ? after_compute_excess_s(net, bytes, ranks, o.ranks_per_host,
+                                                         h * (r.compute_s - r.budget_wait_s) * q)
+                                : 0;
+    if (excess > 0) {
+      average += excess;
+      r.compute_s -= r.budget_wait_s;
+      r.budget_wait_s = 0;
+    }
+    r.comm_s = (average + codec_s(p, net, p.param_bytes, ranks)) / h;
   }
   // Ranks of one host with f32 gradients: one sum through shared memory after backward,
   // nothing hidden.

@@ -4,7 +4,8 @@
 # ranks for every coll_tuned algorithm, the default and MPI_Iallreduce, RMA get/accumulate; nothing is
 # flagged. Then host 3's link is slowed to 10 Mbit (a bad cable): calibrate names host 3
 # and, with --strict, exits 3. Also 2 ranks on one host (shared memory, no slow flags), and
-# hosts with a CPU budget of 0.25 core: calibrate records 0.25 of a core per rank and host
+# hosts with a CPU budget of 0.25 core: calibrate records 0.25 of a core per rank and host,
+# and the allreduce after bursts of compute
 # (it runs alone: another test on the same cores would take part of that share).
 # Usage: netns_calibrate.sh SOURCE_DIR HPDL WORK_DIR
 set -eu
@@ -83,6 +84,16 @@ for c in j["cpu_share_per_rank"] + j["cores_per_host"]:
     assert 0.2 <= c <= 0.275, j["cpu_share_per_rank"]
 # Its waits sleep, as training's do there (a spinning rank would be timed throttled).
 assert j["wait"].startswith("sleep: this host's CPU has a quota of 0.25"), j.get("wait")
+# The allreduce after bursts of compute (two slices of CPU each): measured where the ranks
+# pause, and not faster than back to back at its largest size.
+burst = j["allreduce_after_compute_cpu_s"]
+assert 0.001 < burst < 0.1, burst
+after = [a for a in j["allreduce"] if a["algorithm"] == "iallreduce after compute"]
+assert len(after) == 1 and after[0]["ranks"] == 2, after
+sizes = [s["bytes"] for s in after[0]["samples"]]
+assert sizes[:3] == [64, 512, 4096] and sizes[-1] <= 65536, sizes
+print("allreduce after %.1f ms of compute: %s" % (1e3 * burst,
+      ", ".join("%d B %.1f ms" % (s["bytes"], 1e3 * s["seconds"]) for s in after[0]["samples"])))
 PY
 fi
 echo "PASS"

@@ -58,12 +58,14 @@ struct PairResult {
 };
 struct AllreduceCurve {
   // OpenMPI coll_tuned id; 0 = the library's own choice; -1 = "iallreduce": MPI_Iallreduce
-  // polled with MPI_Test, as the trainer's gradient buckets (libnbc's algorithm)
+  // polled with MPI_Test, as the trainer's gradient buckets (libnbc's algorithm); -2 =
+  // kAfterComputeCurve: the same after each burst of compute (net/after_compute.hpp)
   int algorithm = 0;
   std::string name;
   int ranks = 0;
   std::vector<Sample> samples;  // time of the slowest rank
 };
+inline constexpr const char* kAfterComputeCurve = "iallreduce after compute";
 struct RmaCurve {
   std::string op;  // "get" | "accumulate"
   int origin = 0, target = 0;
@@ -84,6 +86,9 @@ struct Calibration {
   // where nothing paused it, and in older files). Under a CPU quota, the quota per period
   // as the scheduler grants it (in whole ticks: 4 ms for a 2.5 ms quota at HZ=250).
   std::vector<double> cpu_slice_s;
+  // The CPU seconds of compute before each allreduce of the kAfterComputeCurve curves (0
+  // where none was measured: no rank paused, or an older file).
+  double after_compute_cpu_s = 0;
   // Per rank, measured with every rank at once through the CPU backend (`hpdl calibrate`
   // without --no-compute; empty otherwise and in older files): the GEMM peak (FLOP/s) and
   // the memory bandwidth (bytes/s), the ceilings of run/ceilings.hpp.

@@ -19,5 +19,13 @@ AllreduceCost allreduce_cost(const NetworkModel& net, int64_t bytes, int ranks, 
 // of copying in, summing a slice over every rank's copy and copying the others' slices out
 // (5 bytes per gradient byte) at the calibrated reduction rate (3 bytes per byte).
 AllreduceCost node_sum_cost(const NetworkModel& net, int64_t bytes, int ranks);
+// What an allreduce of `bytes` costs beyond allreduce_cost when it follows `compute_cpu_s`
+// CPU seconds of compute on ranks whose CPU pauses (local SGD's average on budgeted hosts):
+// the calibrated curve after bursts of compute (net/after_compute.hpp) less allreduce_cost,
+// in proportion to the compute up to the calibration's bursts (an interval shorter than a
+// budget's slice leaves some quota to the exchange). 0 where no such curve was measured for
+// `ranks`. Sizes outside the curve take its nearest size's excess.
+double after_compute_excess_s(const NetworkModel& net, int64_t bytes, int ranks, int ranks_per_host,
+                              double compute_cpu_s);
 
 }  // namespace hpdl

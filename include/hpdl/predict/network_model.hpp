@@ -41,7 +41,11 @@ struct NetworkModel {
     int ranks = 0;
     std::vector<std::pair<int64_t, double>> samples;  // bytes, seconds
   };
-  std::vector<Curve> measured;  // algorithm "default"
+  std::vector<Curve> measured;  // "iallreduce" where calibrated, else "default"
+  // The allreduce after bursts of `after_compute_cpu_s` of compute (net/after_compute.hpp;
+  // empty where the calibration's ranks never paused, or in older files).
+  std::vector<Curve> after_compute;
+  double after_compute_cpu_s = 0;
   // (network.json's RMA curves are not used: under a CPU budget they were not stable from
   // one calibration to the next; the parameter server's transfers take the point-to-point
   // fit, ps_step.cpp.)

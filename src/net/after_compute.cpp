@@ -1,0 +1,75 @@
+// The allreduce after a burst of computing (see the header).
+#include "hpdl/net/after_compute.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "hpdl/core/error.hpp"
+
+namespace hpdl {
+
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+namespace {
+
+// Spins until this thread has had `cpu_s` of CPU: a step's compute, which under a budget
+// takes cpu_s / share of wall time and meets the budget's pauses where they fall.
+void compute_for(double cpu_s) {
+  const double end = thread_cpu_s() + cpu_s;
+  volatile uint64_t x = 0;
+  while (thread_cpu_s() < end)
+    for (int i = 0; i < 1000; ++i) x = x + 1;
+}
+
+// This rank's mean wall time of `reps` bursts, each followed by an allreduce of `bytes` (none
+// at 0), from a barrier.
+double loop_s(MPI_Comm comm, int64_t bytes, int reps, double burst_cpu_s, const Comm& waits,
+              std::vector<float>& buf) {
+  const int n = static_cast<int>(bytes / 4);
+  HPDL_CHECK_MPI(MPI_Barrier(comm));
+  const double t0 = MPI_Wtime();
+  for (int r = 0; r < reps; ++r) {
+    compute_for(burst_cpu_s);
+    if (n == 0) continue;
+    MPI_Request req;
+    HPDL_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf.data(), n, MPI_FLOAT, MPI_SUM, comm, &req));
+    waits.wait_all(1, &req);
+  }
+  return (MPI_Wtime() - t0) / reps;
+}
+
+}  // namespace
+
+std::vector<Sample> allreduce_after_compute(MPI_Comm comm, const CalibrateOptions& o,
+                                            const Comm& waits, double burst_cpu_s) {
+  // Twelve bursts a size: a loop's pauses come whole (a budget's period), and a mean over
+  // twelve of them moves by about a tenth of one.
+  constexpr int kReps = 12;
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  const int64_t largest = std::max<int64_t>(std::min<int64_t>(o.max_bytes, 1 << 20), 64);
+  std::vector<float> buf(static_cast<size_t>(largest / 4), 1.0f);
+  const double alone = loop_s(comm, 0, kReps, burst_cpu_s, waits, buf);
+  double alone_sum = 0;
+  HPDL_CHECK_MPI(MPI_Allreduce(&alone, &alone_sum, 1, MPI_DOUBLE, MPI_SUM, comm));
+  std::vector<Sample> samples;
+  for (int64_t bytes = 64;; bytes = std::min(bytes * 8, largest)) {
+    const double with = loop_s(comm, bytes, kReps, burst_cpu_s, waits, buf);
+    double slowest = 0;
+    HPDL_CHECK_MPI(MPI_Allreduce(&with, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
+    samples.push_back({bytes, std::max(0.0, slowest - alone_sum / ranks), kReps});
+    // The next size's allreduces, by this one's time per byte, within four times the
+    // budget of a size (its bursts come on top of the operations the budget is for).
+    const double next = samples.back().seconds * double(std::min(bytes * 8, largest)) / bytes;
+    if (bytes == largest || kReps * next > 4 * o.budget_s) break;
+  }
+  return samples;
+}
+
+}  // namespace hpdl
