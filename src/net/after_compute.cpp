@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "hpdl/core/error.hpp"
+#include "measure_loop.hpp"
 
 namespace hpdl {
 
@@ -28,11 +29,11 @@ void compute_for(double cpu_s) {
 }
 
 // This rank's mean wall time of `reps` bursts, each followed by an allreduce of `bytes` (none
-// at 0), from a barrier.
+// at 0), from a barrier that sleeps (a rank that spun in it would spend quota the loop needs).
 double loop_s(MPI_Comm comm, int64_t bytes, int reps, double burst_cpu_s, const Comm& waits,
               std::vector<float>& buf) {
   const int n = static_cast<int>(bytes / 4);
-  HPDL_CHECK_MPI(MPI_Barrier(comm));
+  quiet_barrier(comm);
   const double t0 = MPI_Wtime();
   for (int r = 0; r < reps; ++r) {
     compute_for(burst_cpu_s);
@@ -59,15 +60,17 @@ std::vector<Sample> allreduce_after_compute(MPI_Comm comm, const CalibrateOption
   double alone_sum = 0;
   HPDL_CHECK_MPI(MPI_Allreduce(&alone, &alone_sum, 1, MPI_DOUBLE, MPI_SUM, comm));
   std::vector<Sample> samples;
-  for (int64_t bytes = 64;; bytes = std::min(bytes * 8, largest)) {
+  for (int64_t bytes : sizes_up_to(64, largest)) {
+    // The next size's allreduces, by the last one's time per byte, within four times the
+    // budget of a size (its bursts come on top of the operations the budget is for).
+    if (!samples.empty() &&
+        kReps * samples.back().seconds * double(bytes) / double(samples.back().bytes) >
+            4 * o.budget_s)
+      break;
     const double with = loop_s(comm, bytes, kReps, burst_cpu_s, waits, buf);
     double slowest = 0;
     HPDL_CHECK_MPI(MPI_Allreduce(&with, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
     samples.push_back({bytes, std::max(0.0, slowest - alone_sum / ranks), kReps});
-    // The next size's allreduces, by this one's time per byte, within four times the
-    // budget of a size (its bursts come on top of the operations the budget is for).
-    const double next = samples.back().seconds * double(std::min(bytes * 8, largest)) / bytes;
-    if (bytes == largest || kReps * next > 4 * o.budget_s) break;
   }
   return samples;
 }

@@ -17,16 +17,10 @@
 #include "hpdl/core/sample_stats.hpp"
 #include "hpdl/net/after_compute.hpp"
 #include "hpdl/net/calibration.hpp"
+#include "measure_loop.hpp"
 
 namespace hpdl {
 namespace {
-
-std::vector<int64_t> sizes_up_to(int64_t first, int64_t max_bytes, int64_t factor = 8) {
-  std::vector<int64_t> s;
-  for (int64_t b = first; b <= max_bytes; b *= factor) s.push_back(b);
-  if (s.empty() || s.back() < max_bytes) s.push_back(max_bytes);
-  return s;
-}
 
 // Repetitions for `bytes` given the previous size's time per operation (0 = none yet);
 // 0 = skip (the size would take longer than the budget).
@@ -35,19 +29,6 @@ int64_t plan_reps(int64_t bytes, const Sample* prev, const CalibrateOptions& o) 
   const double est = prev->seconds * std::max(1.0, double(bytes) / double(prev->bytes));
   if (est > o.budget_s) return 0;
   return std::clamp<int64_t>(static_cast<int64_t>(o.target_s / std::max(est, 1e-7)), 1, 1000);
-}
-
-// A barrier that sleeps while it waits: ranks not taking part in a measurement must not
-// spin on the cores the measuring ranks need (several ranks may share a machine's cores).
-void quiet_barrier(MPI_Comm comm) {
-  MPI_Request req;
-  HPDL_CHECK_MPI(MPI_Ibarrier(comm, &req));
-  const timespec pause{0, 100000};  // 0.1 ms
-  for (int done = 0;;) {
-    HPDL_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    nanosleep(&pause, nullptr);
-  }
 }
 
 // MPI_T: the control variable `name`, or -1.
@@ -408,6 +389,24 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
   flag_slow(c);
   c.seconds = MPI_Wtime() - t_start;
   return c;
+}
+
+std::vector<int64_t> sizes_up_to(int64_t first, int64_t max_bytes, int64_t factor) {
+  std::vector<int64_t> s;
+  for (int64_t b = first; b <= max_bytes; b *= factor) s.push_back(b);
+  if (s.empty() || s.back() < max_bytes) s.push_back(max_bytes);
+  return s;
+}
+
+void quiet_barrier(MPI_Comm comm) {
+  MPI_Request req;
+  HPDL_CHECK_MPI(MPI_Ibarrier(comm, &req));
+  const timespec pause{0, 100000};  // 0.1 ms
+  for (int done = 0;;) {
+    HPDL_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    nanosleep(&pause, nullptr);
+  }
 }
 
 }  // namespace hpdl

@@ -1,0 +1,20 @@
+// What calibrate's measurement loops share (measure.cpp, after_compute.cpp): the series of
+// sizes a curve walks, and the barrier that starts a timed loop.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace hpdl {
+
+// first, first * factor, ... up to max_bytes, and max_bytes itself where the series falls
+// short of it.
+std::vector<int64_t> sizes_up_to(int64_t first, int64_t max_bytes, int64_t factor = 8);
+
+// A barrier that sleeps while it waits: ranks not taking part in a measurement must not spin
+// on the cores the measuring ranks need (several ranks may share a machine's cores), and a
+// rank on a CPU budget must not spend its quota before the timed loop starts.
+void quiet_barrier(MPI_Comm comm);
+
+}  // namespace hpdl
