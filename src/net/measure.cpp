@@ -7,11 +7,9 @@
 // budget's run-and-pause cycles, and the median of three passes over its sizes) and stops
 // before a size that would exceed budget_s.
 #include <mpi.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstring>
-#include <ctime>
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/sample_stats.hpp"
@@ -389,24 +387,6 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
   flag_slow(c);
   c.seconds = MPI_Wtime() - t_start;
   return c;
-}
-
-std::vector<int64_t> sizes_up_to(int64_t first, int64_t max_bytes, int64_t factor) {
-  std::vector<int64_t> s;
-  for (int64_t b = first; b <= max_bytes; b *= factor) s.push_back(b);
-  if (s.empty() || s.back() < max_bytes) s.push_back(max_bytes);
-  return s;
-}
-
-void quiet_barrier(MPI_Comm comm) {
-  MPI_Request req;
-  HPDL_CHECK_MPI(MPI_Ibarrier(comm, &req));
-  const timespec pause{0, 100000};  // 0.1 ms
-  for (int done = 0;;) {
-    HPDL_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    nanosleep(&pause, nullptr);
-  }
 }
 
 }  // namespace hpdl

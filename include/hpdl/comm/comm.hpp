@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "hpdl/core/error.hpp"
+
 namespace hpdl {
 
 class FailureRelay;
