@@ -28,6 +28,8 @@ expect 'HOSTS="2,4" is not whole numbers >= 1' env HOSTS=2,4 bash $validate
 expect 'SPLIT="yes" is not 0 or 1' env MEASURED=x.csv SPLIT=yes bash profiling/validate_recommend.sh
 expect 'HOSTS="8x" is not whole numbers >= 1' env MEASURED=x.csv HOSTS=8x bash profiling/validate_recommend.sh
 expect 'SPLIT="2" is not 0 or 1' env SPLIT=2 bash profiling/reforecast_grid.sh "$tmp"
+expect 'REPEAT="2 3" is not a whole number >= 1' env REPEAT="2 3" bash profiling/validate_grid.sh
+expect 'REPEAT="0" is not a whole number >= 1' env REPEAT=0 bash profiling/validate_grid.sh
 expect 'BUDGETS="0" is not a number > 0' env BUDGETS="0.25 0" bash profiling/bench_idle_cores.sh
 expect 'ROUNDS="two" is not whole numbers >= 1' env ROUNDS=two bash profiling/bench_idle_cores.sh
 expect 'MODEL="vgg" is not mlp, lenet or har' env MODEL=vgg bash profiling/bench_idle_cores.sh
@@ -39,11 +41,23 @@ echo "mlp 1gbit 2 0.003 0.003 0.002 0.004 1.0 0.5" >"$grids/a/cell1/table.txt"
 echo "har 1gbit 2 0.030 0.030 0.020 0.040 1.0 0.5" >"$grids/b/cell1/table.txt"
 expect 'grid_noise.py: the two grids measured no point in common' \
   /usr/bin/python3 profiling/grid_noise.py "$grids/a" "$grids/b"
+expect 'repeat_errors.py: usage' /usr/bin/python3 profiling/repeat_errors.py "$grids/a/cell1/table.txt"
+expect 'repeat_errors.py: the repeats have no point in common' \
+  /usr/bin/python3 profiling/repeat_errors.py "$grids/a/cell1/table.txt" "$grids/b/cell1/table.txt"
+echo "mlp 1gbit 2 0.003 0.003" >"$grids/short"
+expect "repeat_errors.py: $grids/short:1: expected 9 fields" \
+  /usr/bin/python3 profiling/repeat_errors.py "$grids/short" "$grids/a/cell1/table.txt"
+# Two repeats of one point: measured 3 and 5 ms (median 4), forecast 3 and 5 (median 4):
+# no error, a spread of 67 %, the first run inside its range and the second not.
+echo "mlp 1gbit 2 0.005 0.005 0.0055 0.006 0.5 0.5" >"$grids/rep2"
+out=$(/usr/bin/python3 profiling/repeat_errors.py "$grids/a/cell1/table.txt" "$grids/rep2" 2>&1)
+[[ $out == *"median |error| 0.0%, worst 0.0% over 1 points"*"inside its repeat's range in 50% of 2 runs"*"spread median 67%"* ]] ||
+  { echo "FAIL: repeat_errors.py on two repeats of one point: $out"; fails=$((fails + 1)); }
 rm -rf "$grids"
 # Valid values pass: each call below would exit 2 with a line if refused.
 out=$(bash -c 'source profiling/knobs.sh; knob_number MIN_S 0; knob_number MIN_S .5
   knob_positive CPUS_PER_HOST 0.25; knob_counts HOSTS " 1 2  4 8 "; knob_counts STEPS 30
-  knob_switch SPLIT 0; knob_switch SPLIT 1
+  knob_switch SPLIT 0; knob_switch SPLIT 1; knob_count REPEAT 3
   echo passed' 2>&1)
 [ "$out" = passed ] || { echo "FAIL: valid knobs refused: $out"; fails=$((fails + 1)); }
 [ -z "$(ls -A "$tmp" | grep -v '^profiling$')" ] || { echo "FAIL: a refused call wrote files"; fails=$((fails + 1)); }
