@@ -7,7 +7,9 @@
 # SPLIT=1: each synchronous point is forecast with --batch-profile, a second profile of its
 # model at an eighth of its batch, taken here (on the CPU share of the cell's profile) the
 # first time and kept beside it (DIR/cellK/runs/M_RATE_small).
-# Usage: [SPLIT=1] profiling/reforecast_grid.sh DIR [HPDL_BINARY (default build/hpdl)]
+# POINTS=FILE also writes the points (validate_grid.sh's lines) to FILE: the repeats of a
+# REPEAT grid (DIR/repR) forecast again one by one, then profiling/repeat_errors.py over them.
+# Usage: [SPLIT=1] [POINTS=FILE] profiling/reforecast_grid.sh DIR [HPDL_BINARY (default build/hpdl)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: reforecast_grid.sh DIR [HPDL_BINARY]}
@@ -52,3 +54,4 @@ for cell in "$dir"/cell*; do
   done <"$cell/table.txt"
 done
 /usr/bin/python3 profiling/predict_errors.py "$(nproc)" "$points"
+[ -z "${POINTS:-}" ] || cp "$points" "$POINTS"
