@@ -3,6 +3,8 @@
 # unit and gradient tests, and the multi-rank sync and parameter-server tests under mpirun.
 # A report from either sanitizer fails the test that meets it; leaks are checked in the
 # single-process tests (under mpirun OpenMPI's unloaded plugins make them unattributable).
+# The preset compiles at -O1 with line tables only (-g1): the build is nearly all of this
+# script's time, and reports still name file and line (docs/testing.md has the figures).
 # Usage: bash scripts/sanitize.sh     (after scripts/setup.sh has installed the packages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
