@@ -1,6 +1,6 @@
 # Sourced by the emulated-cluster benchmarks (bench_scaling.sh, validate_predict.sh,
-# validate_recommend.sh, reforecast_grid.sh, validate_grid.sh) before they touch anything: each numeric knob
-# they read from the environment is checked, so a typo
+# validate_recommend.sh, reforecast_grid.sh, validate_grid.sh) before they touch anything:
+# each numeric knob they read from the environment is checked, so a typo
 # (MIN_S=2s, HOSTS="1 2 x") ends the script with one line naming the knob and exit 2, where
 # awk or python would have read it as 0 or failed minutes later inside the cluster.
 knob_fail() { echo "$(basename "$0"): $1=\"$2\" $3" >&2; exit 2; }
