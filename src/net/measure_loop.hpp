@@ -14,7 +14,9 @@ std::vector<int64_t> sizes_up_to(int64_t first, int64_t max_bytes, int64_t facto
 
 // A barrier that sleeps while it waits: ranks not taking part in a measurement must not spin
 // on the cores the measuring ranks need (several ranks may share a machine's cores), and a
-// rank on a CPU budget must not spend its quota before the timed loop starts.
+// rank on a CPU budget must not spend its quota before the timed loop starts. It does not
+// poll a watchdog: callers hold a WatchdogScope, whose thread ends a barrier a rank never
+// reaches.
 void quiet_barrier(MPI_Comm comm);
 
 }  // namespace hpdl
