@@ -12,23 +12,17 @@ import os
 import statistics
 import sys
 
-
-def refuse(line):
-    print(f"grid_noise.py: {line}", file=sys.stderr)
-    sys.exit(2)
+from grid_points import read_points, refuse
 
 
 def points(grid):
-    if not glob.glob(os.path.join(grid, "cell*", "table.txt")):
+    tables = sorted(glob.glob(os.path.join(grid, "cell*", "table.txt")))
+    if not tables:
         refuse(f"{grid} has no cell*/table.txt (not a SAVE directory of validate_grid.sh)")
     out = {}
-    for table in sorted(glob.glob(os.path.join(grid, "cell*", "table.txt"))):
-        for line in open(table):
-            f = line.split()
-            if len(f) != 9:
-                continue
-            model, rate, hosts, measured, budget = f[0], f[1], int(f[2]), float(f[3]), f[8]
-            out.setdefault((model, rate, hosts, budget), measured)
+    for table in tables:
+        for p in read_points(table):
+            out.setdefault((p.model, p.link, p.hosts, p.budget), p.measured)
     return out
 
 

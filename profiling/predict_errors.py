@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The table and summary of hpdl predict against measured runs, from the points that
-validate_predict.sh writes (one a line: model link hosts measured_s predicted_s low_s
-high_s share_of_steps_inside budget).
+validate_predict.sh writes (grid_points.py reads them: one a line, model link hosts
+measured_s predicted_s low_s high_s share_of_steps_inside budget).
 
 Usage: predict_errors.py CORES TABLE [TABLE ...]
 Prints each point (the error of the forecast, whether the measured step lies inside the
@@ -14,22 +14,24 @@ CORES: this machine's cores; unbudgeted points with more hosts than cores share 
 import statistics
 import sys
 
+from grid_points import read_points, refuse
+
+if len(sys.argv) < 3 or not sys.argv[1].isdigit():
+    refuse("usage: predict_errors.py CORES TABLE [TABLE ...] (this machine's cores, points files)")
 cores = int(sys.argv[1])
-rows = []
-for path in sys.argv[2:]:
-    rows += [l.split() for l in open(path) if l.strip()]
+rows = [p for path in sys.argv[2:] for p in read_points(path)]
 print(f"\n{'model':16} {'link':8} {'budget':>6} {'hosts':>5} {'measured ms':>12} "
       f"{'predicted ms':>13} {'range ms':>17} {'error':>8} {'in':>3} {'steps in':>8}")
 points = []
-for model, rate, h, m, p, lo, hi, share, budget in rows:
-    m, p, lo, hi, share, h = float(m), float(p), float(lo), float(hi), float(share), int(h)
-    e = (p - m) / m
-    inside = lo <= m <= hi
-    points.append((budget, abs(e), inside, share, hi / lo if lo > 0 else float("inf")))
-    note = f"  (oversubscribed: {h} ranks on {cores} cores)" if budget == "none" and h > cores else ""
-    rng = f"{1e3 * lo:.2f}-{1e3 * hi:.2f}"
-    print(f"{model:16} {rate:8} {budget:>6} {h:5d} {1e3 * m:12.2f} {1e3 * p:13.2f} {rng:>17} "
-          f"{100 * e:+7.1f}% {'yes' if inside else 'no':>3} {100 * share:7.0f}%{note}")
+for r in rows:
+    points.append((r.budget, abs(r.error), r.inside, r.share,
+                   r.high / r.low if r.low > 0 else float("inf")))
+    note = (f"  (oversubscribed: {r.hosts} ranks on {cores} cores)"
+            if r.budget == "none" and r.hosts > cores else "")
+    rng = f"{1e3 * r.low:.2f}-{1e3 * r.high:.2f}"
+    print(f"{r.model:16} {r.link:8} {r.budget:>6} {r.hosts:5d} {1e3 * r.measured:12.2f} "
+          f"{1e3 * r.predicted:13.2f} {rng:>17} {100 * r.error:+7.1f}% "
+          f"{'yes' if r.inside else 'no':>3} {100 * r.share:7.0f}%{note}")
 
 
 def summary(label, pts):
@@ -46,8 +48,7 @@ if points:
     summary("all", points)
     # An unbudgeted 1-host point runs what its profile ran, on the same host: its error is
     # this machine's run-to-run noise, a floor under every other point's.
-    repeats = [100 * abs((float(r[4]) - float(r[3])) / float(r[3]))
-               for r in rows if r[8] == "none" and r[2] == "1"]
+    repeats = [100 * abs(r.error) for r in rows if r.budget == "none" and r.hosts == 1]
     if repeats:
         print("run-to-run noise (unbudgeted 1-host points repeat their profile): |error| "
               + ", ".join(f"{e:.1f}%" for e in sorted(repeats)))

@@ -14,27 +14,13 @@ each repeat's own median and worst, and the same per budget.
 import statistics
 import sys
 
-
-def refuse(line):
-    print(f"repeat_errors.py: {line}", file=sys.stderr)
-    sys.exit(2)
+from grid_points import read_points, refuse
 
 
 if len(sys.argv) < 3:
     refuse("usage: repeat_errors.py TABLE TABLE [TABLE ...] (one points file a repeat)")
-repeats = []
-for path in sys.argv[1:]:
-    table = {}
-    for n, line in enumerate(open(path), 1):
-        f = line.split()
-        if not f:
-            continue
-        if len(f) != 9:
-            refuse(f"{path}:{n}: expected 9 fields (model link hosts measured predicted low high share budget)")
-        model, rate, hosts, budget = f[0], f[1], int(f[2]), f[8]
-        m, p, lo, hi = (float(x) for x in f[3:7])
-        table[(budget, model, rate, hosts)] = (m, p, lo <= m <= hi)
-    repeats.append(table)
+repeats = [{(p.budget, p.model, p.link, p.hosts): p for p in read_points(path)}
+           for path in sys.argv[1:]]
 keys = sorted(set.intersection(*(set(t) for t in repeats)))
 if not keys:
     refuse("the repeats have no point in common")
@@ -44,9 +30,9 @@ print(f"{'model':16} {'link':8} {'budget':>6} {'hosts':>5} {'measured ms (each r
 points = []  # (budget, |error|, spread, inside count, per-repeat |errors|)
 for key in keys:
     budget, model, rate, hosts = key
-    m = [t[key][0] for t in repeats]
-    p = [t[key][1] for t in repeats]
-    inside = sum(t[key][2] for t in repeats)
+    m = [t[key].measured for t in repeats]
+    p = [t[key].predicted for t in repeats]
+    inside = sum(t[key].inside for t in repeats)
     mm, pm = statistics.median(m), statistics.median(p)
     e = (pm - mm) / mm
     spread = max(m) / min(m) - 1

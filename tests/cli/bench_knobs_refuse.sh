@@ -44,9 +44,20 @@ expect 'grid_noise.py: the two grids measured no point in common' \
 expect 'repeat_errors.py: usage' /usr/bin/python3 profiling/repeat_errors.py "$grids/a/cell1/table.txt"
 expect 'repeat_errors.py: the repeats have no point in common' \
   /usr/bin/python3 profiling/repeat_errors.py "$grids/a/cell1/table.txt" "$grids/b/cell1/table.txt"
+# Every reader of the points (profiling/grid_points.py) refuses a line that is not one.
 echo "mlp 1gbit 2 0.003 0.003" >"$grids/short"
 expect "repeat_errors.py: $grids/short:1: expected 9 fields" \
   /usr/bin/python3 profiling/repeat_errors.py "$grids/short" "$grids/a/cell1/table.txt"
+expect "predict_errors.py: $grids/short:1: expected 9 fields" \
+  /usr/bin/python3 profiling/predict_errors.py 2 "$grids/short"
+printf '\nmlp 1gbit two 0.003 0.003 0.002 0.004 1.0 0.5\n' >"$grids/b/cell1/table.txt"
+expect "grid_noise.py: $grids/b/cell1/table.txt:2: hosts is not a whole number" \
+  /usr/bin/python3 profiling/grid_noise.py "$grids/a" "$grids/b"
+echo "mlp 1gbit 2 0 0.003 0.002 0.004 1.0 0.5" >"$grids/zero"
+expect "predict_errors.py: $grids/zero:1: hosts or the measured step is not above 0" \
+  /usr/bin/python3 profiling/predict_errors.py 2 "$grids/zero"
+expect "predict_errors.py: cannot read $grids/none" /usr/bin/python3 profiling/predict_errors.py 2 "$grids/none"
+expect 'predict_errors.py: usage' /usr/bin/python3 profiling/predict_errors.py "$grids/zero"
 # Two repeats of one point: measured 3 and 5 ms (median 4), forecast 3 and 5 (median 4):
 # no error, a spread of 67 %, the first run inside its range and the second not.
 echo "mlp 1gbit 2 0.005 0.005 0.0055 0.006 0.5 0.5" >"$grids/rep2"
