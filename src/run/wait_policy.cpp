@@ -1,5 +1,6 @@
 #include "hpdl/run/wait_policy.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "hpdl/core/machine.hpp"
@@ -22,9 +23,16 @@ ChosenWait choose_wait(WaitChoice wait, const Comm& comm, int threads) {
   const int node_cores = cores_in(node_mask);
   char why[160];
   if (cpu.quota_cores > 0) {
+    // Each wake-up spends a test and a system call of the quota, and libnbc starts a
+    // collective's next round only inside a test, so a rank asleep adds up to a pause to
+    // each round: the longest pause grows as the share shrinks, 75 us per core (measured
+    // best of 50, 150 and 500 us at 0.5, 0.25 and 0.125 cores: docs/results.md, "A
+    // sleeping rank's longest pause fitted to the host's CPU share").
     c.policy.sleep = true;
-    std::snprintf(why, sizeof why, "sleep: this host's CPU has a quota of %.3g cores",
-                  cpu.quota_cores);
+    c.policy.max_pause_s = std::clamp(75e-6 / cpu.quota_cores, 20e-6, 1e-3);
+    std::snprintf(why, sizeof why,
+                  "sleep: this host's CPU has a quota of %.3g cores (pauses up to %.0f us)",
+                  cpu.quota_cores, 1e6 * c.policy.max_pause_s);
   } else if (threads > cpu.affinity_cores) {
     c.policy.sleep = true;
     std::snprintf(why, sizeof why, "sleep: %d threads on this rank's %d cores", threads,
