@@ -25,7 +25,7 @@ ChosenWait choose_wait(WaitChoice wait, const Comm& comm, int threads) {
   if (cpu.quota_cores > 0) {
     // Each wake-up spends a test and a system call of the quota, and libnbc starts a
     // collective's next round only inside a test, so a rank asleep adds up to a pause to
-    // each round: the longest pause grows as the share shrinks, 75 us per core (measured
+    // each round: the longest pause grows as the share shrinks, 75 us / quota cores (measured
     // best of 50, 150 and 500 us at 0.5, 0.25 and 0.125 cores: docs/results.md, "A
     // sleeping rank's longest pause fitted to the host's CPU share").
     c.policy.sleep = true;

@@ -83,7 +83,7 @@ assert len(j["cpu_share_per_rank"]) == 2 and len(j["cores_per_host"]) == 2, j
 for c in j["cpu_share_per_rank"] + j["cores_per_host"]:
     assert 0.2 <= c <= 0.275, j["cpu_share_per_rank"]
 # Its waits sleep, as training's do there (a spinning rank would be timed throttled), their
-# longest pause fitted to the quarter core (75 us per core).
+# longest pause fitted to the quarter core (75 us / 0.25).
 assert j["wait"] == "sleep: this host's CPU has a quota of 0.25 cores (pauses up to 300 us)", j.get("wait")
 # The allreduce after bursts of compute (two slices of CPU each): measured where the ranks
 # pause, and not faster than back to back at its largest size.

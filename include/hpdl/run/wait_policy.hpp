@@ -17,7 +17,7 @@ struct ChosenWait {
 };
 
 // Collective (it counts the ranks of this node and their cores). wait: spin, sleep or auto
-// (sleep where this process has a cgroup CPU quota, pausing up to 75 us per core of it;
+// (sleep where this process has a cgroup CPU quota, pausing up to 75 us / its cores;
 // where its threads outnumber the cores it may use, or this node's ranks x threads
 // outnumber the cores they may use between them; else spin).
 ChosenWait choose_wait(WaitChoice wait, const Comm& comm, int threads);
