@@ -47,6 +47,18 @@ double loop_s(MPI_Comm comm, int64_t bytes, int reps, double burst_cpu_s, const 
 
 }  // namespace
 
+bool next_size_fits(const std::vector<Sample>& samples, int64_t bytes, int reps, double limit_s) {
+  // The lesser of the last two sizes' time per byte: under a CPU quota one small size can
+  // meet a whole period's pause (8 ms at 512 B in a CI run), and that sample alone must not
+  // end the curve.
+  const size_t n = samples.size();
+  const auto per_byte = [&](size_t k) { return samples[k].seconds / double(samples[k].bytes); };
+  const double per_byte_s = n == 0   ? 0
+                            : n == 1 ? per_byte(0)
+                                     : std::min(per_byte(n - 1), per_byte(n - 2));
+  return reps * per_byte_s * double(bytes) <= limit_s;
+}
+
 std::vector<Sample> allreduce_after_compute(MPI_Comm comm, const CalibrateOptions& o,
                                             const Comm& waits, double burst_cpu_s) {
   // Twelve bursts a size: a loop's pauses come whole (a budget's period), and a mean over
@@ -61,12 +73,7 @@ std::vector<Sample> allreduce_after_compute(MPI_Comm comm, const CalibrateOption
   HPDL_CHECK_MPI(MPI_Allreduce(&alone, &alone_sum, 1, MPI_DOUBLE, MPI_SUM, comm));
   std::vector<Sample> samples;
   for (int64_t bytes : sizes_up_to(64, largest)) {
-    // The next size's allreduces, by the last one's time per byte, within four times the
-    // budget of a size (its bursts come on top of the operations the budget is for).
-    if (!samples.empty() &&
-        kReps * samples.back().seconds * double(bytes) / double(samples.back().bytes) >
-            4 * o.budget_s)
-      break;
+    if (!next_size_fits(samples, bytes, kReps, 4 * o.budget_s)) break;
     const double with = loop_s(comm, bytes, kReps, burst_cpu_s, waits, buf);
     double slowest = 0;
     HPDL_CHECK_MPI(MPI_Allreduce(&with, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));

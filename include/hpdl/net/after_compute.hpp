@@ -8,6 +8,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "hpdl/comm/comm.hpp"
@@ -22,8 +23,13 @@ double thread_cpu_s();
 // MPI_Iallreduce (polled by `waits`, as the trainer's) adds to a loop of bursts of
 // `burst_cpu_s` CPU seconds: the slowest rank's loop with the allreduce after each burst,
 // less the ranks' mean loop without it, per repetition. Stops before a size whose twelve
-// allreduces would take over 4 x budget_s by the last size's time per byte.
+// allreduces would take over 4 x budget_s (its bursts come on top of the operations the
+// budget is for), by next_size_fits.
 std::vector<Sample> allreduce_after_compute(MPI_Comm comm, const CalibrateOptions& o,
                                             const Comm& waits, double burst_cpu_s);
+
+// Whether `reps` allreduces of `bytes` fit in `limit_s`, by the lesser time per byte of the
+// last two samples (one sample that met a pause does not end a curve); yes with none.
+bool next_size_fits(const std::vector<Sample>& samples, int64_t bytes, int reps, double limit_s);
 
 }  // namespace hpdl
