@@ -48,9 +48,11 @@ double loop_s(MPI_Comm comm, int64_t bytes, int reps, double burst_cpu_s, const 
 }  // namespace
 
 bool next_size_fits(const std::vector<Sample>& samples, int64_t bytes, int reps, double limit_s) {
-  // The lesser of the last two sizes' time per byte: under a CPU quota one small size can
-  // meet a whole period's pause (8 ms at 512 B in a CI run), and that sample alone must not
-  // end the curve.
+  // Up to 4 KiB always: any link moves that in a few ms, and under a CPU quota a small size
+  // can meet a whole period's pause (8 ms at 64 or 512 B in CI runs), which read as a time
+  // per byte stopped the curve there. Beyond, the lesser of the last two sizes' time per
+  // byte, so that one such sample alone does not end it.
+  if (bytes <= 4096) return true;
   const size_t n = samples.size();
   const auto per_byte = [&](size_t k) { return samples[k].seconds / double(samples[k].bytes); };
   const double per_byte_s = n == 0   ? 0

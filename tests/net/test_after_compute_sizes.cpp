@@ -1,6 +1,7 @@
-// When the calibration's allreduce-after-compute curve stops (net/after_compute.hpp): by the
-// last two sizes' time per byte, so that one small size that met a CPU budget's pause does
-// not end it (a CI run measured 8 ms at 512 B on quarter-core hosts and stopped there).
+// When the calibration's allreduce-after-compute curve stops (net/after_compute.hpp): never
+// up to 4 KiB, beyond by the last two sizes' time per byte, so that one size that met a CPU
+// budget's pause does not end it (CI runs measured 8 ms at 64 or 512 B on quarter-core hosts
+// and stopped there).
 #include <gtest/gtest.h>
 
 #include "hpdl/net/after_compute.hpp"
@@ -8,13 +9,18 @@
 namespace hpdl {
 namespace {
 
-TEST(AfterComputeSizes, TheFirstSizeAlwaysRuns) { EXPECT_TRUE(next_size_fits({}, 64, 12, 0.8)); }
+TEST(AfterComputeSizes, SizesUpTo4KiBAlwaysRun) {
+  EXPECT_TRUE(next_size_fits({}, 64, 12, 0.8));
+  // 64 B met a whole pause (8.5 ms): by its time per byte 512 B would take 0.82 s.
+  EXPECT_TRUE(next_size_fits({{64, 8.5e-3, 12}}, 512, 12, 0.8));
+  EXPECT_TRUE(next_size_fits({{64, 8.5e-3, 12}, {512, 8.5e-3, 12}}, 4096, 12, 0.8));
+}
 
-TEST(AfterComputeSizes, OneSlowSmallSizeDoesNotEndTheCurve) {
-  // 64 B in 0.2 ms, then 512 B in 8.2 ms (a whole pause): by the last alone 4 KiB would take
-  // 12 x 8.2 ms x 8 = 0.79 s of 0.5; by 64 B's rate 0.15 s.
-  const std::vector<Sample> s = {{64, 0.2e-3, 12}, {512, 8.2e-3, 12}};
-  EXPECT_TRUE(next_size_fits(s, 4096, 12, 0.5));
+TEST(AfterComputeSizes, OneSlowSizeDoesNotEndTheCurve) {
+  // 4 KiB in 0.5 ms, then 32 KiB in 30 ms (a whole pause): by the last alone 256 KiB would
+  // take 12 x 30 ms x 8 = 2.9 s of 0.8; by 4 KiB's rate 0.38 s.
+  const std::vector<Sample> s = {{4096, 0.5e-3, 12}, {32768, 30e-3, 12}};
+  EXPECT_TRUE(next_size_fits(s, 262144, 12, 0.8));
 }
 
 TEST(AfterComputeSizes, TwoSlowSizesEndIt) {

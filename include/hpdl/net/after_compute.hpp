@@ -28,8 +28,8 @@ double thread_cpu_s();
 std::vector<Sample> allreduce_after_compute(MPI_Comm comm, const CalibrateOptions& o,
                                             const Comm& waits, double burst_cpu_s);
 
-// Whether `reps` allreduces of `bytes` fit in `limit_s`, by the lesser time per byte of the
-// last two samples (one sample that met a pause does not end a curve); yes with none.
+// Whether `reps` allreduces of `bytes` fit in `limit_s`: yes up to 4 KiB, beyond by the lesser
+// time per byte of the last two samples (one sample that met a pause does not end a curve).
 bool next_size_fits(const std::vector<Sample>& samples, int64_t bytes, int reps, double limit_s);
 
 }  // namespace hpdl
