@@ -17,7 +17,7 @@ t0=$SECONDS
 echo "== cross-building hpdl for arm64 (build-arm64/, sysroot $root)"
 cmake_configure arm64_build build-arm64 -S . -B build-arm64 --toolchain cmake/aarch64-linux-gnu.cmake \
   -DHPDL_ARM64_ROOT="$root" -DCMAKE_BUILD_TYPE=Release -DHPDL_NATIVE=OFF -DHPDL_CUDA=OFF \
-  -DHPDL_BENCHMARKS=OFF
+  -DHPDL_BENCHMARKS=OFF -DHPDL_UNITY=ON
 cmake_compile arm64_build build-arm64
 if grep -q 'warning:' build-arm64/build.log; then
   grep -A3 'warning:' build-arm64/build.log | head -40 >&2

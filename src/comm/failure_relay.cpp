@@ -14,6 +14,7 @@
 
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/timeline.hpp"
 
 namespace hpdl {
 namespace {
@@ -31,10 +32,6 @@ constexpr double kAckBound_s = 3.0;
 constexpr double kExitGrace_s = 0.25;
 // The least a failing rank waits for rank 0, whatever run.watchdog_s says.
 constexpr double kMinFailBound_s = 5.0;
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 void pause_briefly() { std::this_thread::sleep_for(std::chrono::microseconds(200)); }
 
@@ -83,8 +80,8 @@ void FailureRelay::fail(const std::string& error, double bound_s) {
   MPI_Request sent = MPI_REQUEST_NULL;
   MPI_Isend(line.data(), static_cast<int>(line.size()), MPI_CHAR, 0, kFailTag, comm_, &sent);
   const double bound = std::max(bound_s, kMinFailBound_s);
-  const double deadline = now_s() + bound;
-  while (now_s() < deadline) {
+  const double deadline = steady_seconds() + bound;
+  while (steady_seconds() < deadline) {
     int flag = 0;
     if (MPI_Iprobe(0, kEndTag, comm_, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) leave();
     if (sent != MPI_REQUEST_NULL) MPI_Test(&sent, &flag, MPI_STATUS_IGNORE);
@@ -110,8 +107,8 @@ void FailureRelay::end_job(const std::string& line) {
   std::vector<MPI_Request> told(static_cast<size_t>(size_), MPI_REQUEST_NULL);
   for (int r = 1; r < size_; ++r) MPI_Isend(&end, 1, MPI_CHAR, r, kEndTag, comm_, &told[r]);
   int acks = 0;
-  const double deadline = now_s() + kAckBound_s;
-  while (acks < size_ - 1 && now_s() < deadline) {
+  const double deadline = steady_seconds() + kAckBound_s;
+  while (acks < size_ - 1 && steady_seconds() < deadline) {
     int flag = 0;
     MPI_Status st;
     if (MPI_Iprobe(MPI_ANY_SOURCE, kAckTag, comm_, &flag, &st) == MPI_SUCCESS && flag) {

@@ -10,13 +10,10 @@
 
 #include "hpdl/comm/comm.hpp"
 #include "hpdl/core/error.hpp"
+#include "hpdl/core/timeline.hpp"
 
 namespace hpdl {
 namespace {
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 std::string op_text(const ProgressBoard::Record& r) {
   return std::string(r.op, strnlen(r.op, sizeof(r.op)));
 }
@@ -81,9 +78,9 @@ std::vector<bool> ProgressBoard::read_all(std::vector<Record>& out, double bound
                  &reqs[r]) != MPI_SUCCESS)
       reqs[r] = MPI_REQUEST_NULL;  // counts as no answer
   }
-  const double deadline = now_s() + bound_s;
+  const double deadline = steady_seconds() + bound_s;
   int pending = size_ - 1;
-  while (pending > 0 && now_s() < deadline) {
+  while (pending > 0 && steady_seconds() < deadline) {
     pending = 0;
     for (int r = 0; r < size_; ++r) {
       if (r == rank_ || answered[r] || reqs[r] == MPI_REQUEST_NULL) continue;

@@ -17,10 +17,10 @@
 namespace hpdl {
 namespace {
 
-std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 1); }
+std::vector<float> parity_values(int64_t n, uint64_t seed) { return uniform_values(n, seed, 1); }
 
 std::vector<float> positive(int64_t n, uint64_t seed) {
-  std::vector<float> v = random(n, seed);
+  std::vector<float> v = parity_values(n, seed);
   for (auto& x : v) x = x * x + 1e-3f;
   return v;
 }
@@ -46,12 +46,12 @@ void expect_same(VectorOps& a, VectorOps& b, std::vector<std::vector<float>> buf
 }
 
 TEST_P(VectorOpsParity, Axpy) {
-  expect_same(*ref, *cpu, {random(n, 1), random(n, 2)},
+  expect_same(*ref, *cpu, {parity_values(n, 1), parity_values(n, 2)},
               [&](VectorOps& o, auto& b) { o.axpy(n, 0.37f, b[0].data(), b[1].data()); });
 }
 
 TEST_P(VectorOpsParity, ScaledCopyAndScale) {
-  expect_same(*ref, *cpu, {random(n, 3), random(n, 4)}, [&](VectorOps& o, auto& b) {
+  expect_same(*ref, *cpu, {parity_values(n, 3), parity_values(n, 4)}, [&](VectorOps& o, auto& b) {
     o.scaled_copy(n, -0.01f, b[0].data(), b[1].data());
     o.scale(n, 0.5f, b[0].data());
   });
@@ -59,14 +59,15 @@ TEST_P(VectorOpsParity, ScaledCopyAndScale) {
 
 TEST_P(VectorOpsParity, FillAndCopyRows) {
   const int64_t rows = 3, width = n / 3;
-  expect_same(*ref, *cpu, {random(n, 17), random(n + 5, 18)}, [&](VectorOps& o, auto& b) {
-    o.copy_rows(rows, width, b[0].data() + 1, width, b[1].data() + 2, width + 1);
-    o.fill(n / 2, 0.25f, b[0].data());
-  });
+  expect_same(*ref, *cpu, {parity_values(n, 17), parity_values(n + 5, 18)},
+              [&](VectorOps& o, auto& b) {
+                o.copy_rows(rows, width, b[0].data() + 1, width, b[1].data() + 2, width + 1);
+                o.fill(n / 2, 0.25f, b[0].data());
+              });
 }
 
 TEST_P(VectorOpsParity, SumSquares) {
-  const std::vector<float> x = random(n, 5);
+  const std::vector<float> x = parity_values(n, 5);
   const double r = ref->sum_squares(n, x.data()), c = cpu->sum_squares(n, x.data());
   EXPECT_NEAR(c, r, 1e-12 * r);
 }
@@ -78,7 +79,7 @@ TEST_P(VectorOpsParity, AxpySumSquaresOnRanges) {
   const std::vector<Range> ranges =
       n < 100 ? std::vector<Range>{{1, 2}, {3, 1}, {4, 2}}
               : std::vector<Range>{{1, 70000}, {80000, 20000}, {n - 3, 2}};
-  const std::vector<float> x = random(n, 21), y = random(n, 22);
+  const std::vector<float> x = parity_values(n, 21), y = parity_values(n, 22);
   std::vector<float> want = y;
   for (const Range& r : ranges)
     ref->axpy(r.size, 0.3f, x.data() + r.offset, want.data() + r.offset);
@@ -92,15 +93,17 @@ TEST_P(VectorOpsParity, AxpySumSquaresOnRanges) {
 }
 
 TEST_P(VectorOpsParity, SgdPlainAndMomentum) {
-  expect_same(*ref, *cpu, {random(n, 6), random(n, 7), random(n, 8)}, [&](VectorOps& o, auto& b) {
-    o.sgd(n, 0.05f, 0.0f, b[0].data(), nullptr, b[2].data());
-    o.sgd(n, 0.05f, 0.9f, b[0].data(), b[1].data(), b[2].data());
-  });
+  expect_same(*ref, *cpu, {parity_values(n, 6), parity_values(n, 7), parity_values(n, 8)},
+              [&](VectorOps& o, auto& b) {
+                o.sgd(n, 0.05f, 0.0f, b[0].data(), nullptr, b[2].data());
+                o.sgd(n, 0.05f, 0.9f, b[0].data(), b[1].data(), b[2].data());
+              });
 }
 
 TEST_P(VectorOpsParity, AdamTwoSteps) {
   const AdamStep s{0.9f, 0.999f, 1e-8f, 0.01f / 0.1f, 1.0f / std::sqrt(0.001f)};
-  expect_same(*ref, *cpu, {random(n, 9), random(n, 10), positive(n, 11), random(n, 12)},
+  expect_same(*ref, *cpu,
+              {parity_values(n, 9), parity_values(n, 10), positive(n, 11), parity_values(n, 12)},
               [&](VectorOps& o, auto& b) {
                 for (int t = 0; t < 2; ++t)
                   o.adam(n, s, b[0].data(), b[1].data(), b[2].data(), b[3].data());
@@ -110,7 +113,8 @@ TEST_P(VectorOpsParity, AdamTwoSteps) {
 TEST_P(VectorOpsParity, MeanSquareAndDcAsgd) {
   for (bool adaptive : {false, true}) {
     const DcAsgdStep s{0.1f, 0.04f, 2.0f, 1e-7f, adaptive};
-    expect_same(*ref, *cpu, {random(n, 13), random(n, 14), positive(n, 15), random(n, 16)},
+    expect_same(*ref, *cpu,
+                {parity_values(n, 13), parity_values(n, 14), positive(n, 15), parity_values(n, 16)},
                 [&](VectorOps& o, auto& b) {
                   o.mean_square(n, 0.95f, b[0].data(), b[2].data());
                   o.dcasgd(n, s, b[0].data(), b[1].data(), b[2].data(), b[3].data());
@@ -131,7 +135,7 @@ class LossDropoutParity : public ::testing::TestWithParam<int64_t> {
 
 TEST_P(LossDropoutParity, SoftmaxXentForwardBackward) {
   const int64_t n = rows * cols;
-  const std::vector<float> logits = random(n, 21);
+  const std::vector<float> logits = parity_values(n, 21);
   std::vector<int32_t> labels(rows);
   for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 37) % cols);
   std::vector<float> pr(n), pc(n), dr(n), dc(n);
@@ -149,7 +153,7 @@ TEST_P(LossDropoutParity, SoftmaxXentForwardBackward) {
 
 TEST_P(LossDropoutParity, DropoutForwardBackward) {
   const int64_t n = rows * cols;
-  const std::vector<float> x = random(n, 22), dy = random(n, 23);
+  const std::vector<float> x = parity_values(n, 22), dy = parity_values(n, 23);
   std::vector<int64_t> ids(rows);
   for (int64_t r = 0; r < rows; ++r) ids[r] = 1000 + 3 * r;
   std::vector<float> mr(n), mc(n), yr(n), yc(n), dxr(n), dxc(n);
@@ -169,8 +173,10 @@ TEST_P(LossDropoutParity, DropoutForwardBackward) {
 TEST_P(LossDropoutParity, LstmCellForwardBackward) {
   // rows samples, H = 75 units (G = 300), rows of a 2-step sequence (ld = 2 rows).
   const int64_t N = rows, H = cols / 4, G = cols, T = 2;
-  const auto pre = random(N * T * G, 31), rec = random(N * G, 32), cp = random(N * H, 33);
-  const auto dy = random(N * T * H, 34), dh = random(N * H, 35), dc0 = random(N * H, 36);
+  const auto pre = parity_values(N * T * G, 31), rec = parity_values(N * G, 32),
+             cp = parity_values(N * H, 33);
+  const auto dy = parity_values(N * T * H, 34), dh = parity_values(N * H, 35),
+             dc0 = parity_values(N * H, 36);
   std::vector<std::vector<float>> out[2];
   KernelFactory* backends[2] = {ref.get(), cpu.get()};
   for (int b = 0; b < 2; ++b) {
@@ -188,7 +194,7 @@ TEST_P(LossDropoutParity, LstmCellForwardBackward) {
 
 TEST_P(LossDropoutParity, ScalarNormForwardBackward) {
   const int64_t n = rows * cols;
-  const auto x = random(n, 41), dy = random(n, 42);
+  const auto x = parity_values(n, 41), dy = parity_values(n, 42);
   const float gamma = 1.3f, beta = -0.2f;
   std::vector<std::vector<float>> out[2];
   KernelFactory* backends[2] = {ref.get(), cpu.get()};
@@ -210,7 +216,7 @@ TEST_P(LossDropoutParity, ScalarNormForwardBackward) {
 TEST_P(LossDropoutParity, BatchNormForwardBackward) {
   const BatchNormDims d{rows, 3, 100, 1e-5f, 0.1f};
   const int64_t n = rows * 3 * 100;
-  const auto x = random(n, 51), dy = random(n, 52);
+  const auto x = parity_values(n, 51), dy = parity_values(n, 52);
   const std::vector<float> gamma = {1.3f, 0.7f, -0.4f}, beta = {-0.2f, 0.1f, 0.0f};
   std::vector<std::vector<float>> out[2];
   KernelFactory* backends[2] = {ref.get(), cpu.get()};
@@ -236,7 +242,7 @@ TEST_P(LossDropoutParity, BatchNormForwardBackward) {
 // the vector loop's tail; 300: threads); NaN stays NaN; the derivatives from the output.
 TEST_P(LossDropoutParity, TanhAndSigmoidForwardBackward) {
   const int64_t n = rows * cols;
-  std::vector<float> x = random(n, 31), dy = random(n, 32);
+  std::vector<float> x = parity_values(n, 31), dy = parity_values(n, 32);
   for (auto& v : x) v *= 12;
   x[n / 2] = std::numeric_limits<float>::quiet_NaN();
   for (const Activation a : {Activation::kTanh, Activation::kSigmoid}) {

@@ -38,7 +38,7 @@ class Bf16Kernels : public ::testing::Test {
   std::unique_ptr<KernelFactory> bf16;
 };
 
-std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 7); }
+std::vector<float> bf16_values(int64_t n, uint64_t seed) { return uniform_values(n, seed, 7); }
 
 const char* kOutputs[] = {"y", "dx", "dw", "db"};
 
@@ -62,9 +62,9 @@ TEST_F(Bf16Kernels, DenseOverManyRowsIsExactOnBf16Values) {
 
 TEST_F(Bf16Kernels, DenseIsWithinBf16RoundingOnRandomValues) {
   DenseDims d{64, 300, 50, Precision::kF32};
-  const auto want = dense_pass(*ref, d, random);
+  const auto want = dense_pass(*ref, d, bf16_values);
   d.precision = Precision::kBf16;
-  const auto got = dense_pass(*bf16, d, random);
+  const auto got = dense_pass(*bf16, d, bf16_values);
   for (size_t k = 0; k < 3; ++k) {  // db sums dy in f32: no rounding to bf16
     const double e = relative_error(got[k], want[k]);
     EXPECT_LT(e, 1e-2) << kOutputs[k];
@@ -83,9 +83,9 @@ TEST_F(Bf16Kernels, ConvIsExactOnBf16Values) {
 
 TEST_F(Bf16Kernels, ConvIsWithinBf16RoundingOnRandomValues) {
   ConvDims d{8, 20, 12, 12, 16, 5, 1, 0};
-  const auto want = conv_pass(*ref, d, random);
+  const auto want = conv_pass(*ref, d, bf16_values);
   d.precision = Precision::kBf16;
-  const auto got = conv_pass(*bf16, d, random);
+  const auto got = conv_pass(*bf16, d, bf16_values);
   for (size_t k = 0; k < 3; ++k) {
     const double e = relative_error(got[k], want[k]);
     EXPECT_LT(e, 1e-2) << kOutputs[k];

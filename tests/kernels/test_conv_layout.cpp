@@ -19,7 +19,7 @@
 namespace hpdl {
 namespace {
 
-std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 9); }
+std::vector<float> layout_values(int64_t n, uint64_t seed) { return uniform_values(n, seed, 9); }
 
 // An environment variable set to a value ("" = unset) for the guard's lifetime, then as
 // before.
@@ -40,9 +40,9 @@ TEST(ConvLayout, EachLayoutEqualsTheReference) {
   // 20 -> 50 channels (LeNet's conv2: NHWC by the rule) and 16 -> 32 (blocked by the rule).
   for (const ConvDims d :
        {ConvDims{6, 20, 12, 12, 50, 5, 1, 0}, ConvDims{4, 16, 9, 9, 32, 3, 2, 1}}) {
-    const auto want = conv_pass(*ref, d, random);
+    const auto want = conv_pass(*ref, d, layout_values);
     for (const auto layout : {kBlocked, kNhwc}) {
-      const auto got = conv_pass(*onednn_with(layout), d, random);
+      const auto got = conv_pass(*onednn_with(layout), d, layout_values);
       for (size_t k = 0; k < want.size(); ++k)
         EXPECT_LT(relative_error(got[k], want[k]), 1e-5)
             << int(layout) << " output " << k << " of " << d.in_c << " -> " << d.out_c;
@@ -97,8 +97,8 @@ TEST(ConvLayout, OneInputChannelTakesHpdlsWeightGradient) {
     EXPECT_NE(nhwc->conv(d)->choice().kernel.find("weights hpdl's one-channel kernel"),
               std::string::npos)
         << nhwc->conv(d)->choice().kernel;
-    const auto want = conv_pass(*ref, d, random);
-    const auto got = conv_pass(*nhwc, d, random);
+    const auto want = conv_pass(*ref, d, layout_values);
+    const auto got = conv_pass(*nhwc, d, layout_values);
     for (size_t k = 0; k < want.size(); ++k)
       EXPECT_LT(relative_error(got[k], want[k]), 1e-5)
           << "output " << k << " of 1 -> " << d.out_c << ", window " << d.kernel;
@@ -122,7 +122,7 @@ TEST(ConvIsa, EachKernelChoiceEqualsTheReference) {
 #endif
   auto ref = make_reference_kernels();
   const ConvDims d{6, 20, 12, 12, 50, 5, 1, 0};
-  const auto want = conv_pass(*ref, d, random);
+  const auto want = conv_pass(*ref, d, layout_values);
   for (const auto isa : {ConvIsaChoice::kAvx2, ConvIsaChoice::kNative})
     for (const auto layout : {kBlocked, kNhwc}) {
       auto k = onednn_with(layout, isa);
@@ -135,7 +135,7 @@ TEST(ConvIsa, EachKernelChoiceEqualsTheReference) {
       if (isa == ConvIsaChoice::kAvx2)
         EXPECT_NE(choice.find("(forward jit:avx2, backward data jit:avx2"), std::string::npos)
             << choice;
-      const auto got = conv_pass(*k, d, random);
+      const auto got = conv_pass(*k, d, layout_values);
       for (size_t o = 0; o < want.size(); ++o)
         EXPECT_LT(relative_error(got[o], want[o]), 1e-5)
             << int(isa) << ", " << int(layout) << ": output " << o;
@@ -148,7 +148,8 @@ TEST(ConvIsa, EachKernelChoiceEqualsTheReference) {
 TEST(ConvBackward, CallsBetweenItsInputAndWeightGradients) {
   const ConvDims d{2, 3, 6, 6, 4, 3, 1, 1};
   const int64_t nx = 2 * 3 * 6 * 6, nw = 4 * 3 * 3 * 3, ny = 2 * 4 * 6 * 6;
-  const auto x = random(nx, 1), w = random(nw, 2), b = random(4, 3), dy = random(ny, 4);
+  const auto x = layout_values(nx, 1), w = layout_values(nw, 2), b = layout_values(4, 3),
+             dy = layout_values(ny, 4);
   for (auto* make : {&make_reference_kernels, +[] { return onednn_kernels(); }}) {
     auto factory = make();  // outlives its kernels
     auto k = factory->conv(d);

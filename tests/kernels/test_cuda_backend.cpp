@@ -24,10 +24,10 @@ using Bufs = std::vector<std::vector<float>>;
 // An operation on device pointers (one per buffer, in order) of backend k.
 using Op = std::function<void(KernelFactory& k, const std::vector<float*>& p)>;
 
-std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 3); }
+std::vector<float> cuda_values(int64_t n, uint64_t seed) { return uniform_values(n, seed, 3); }
 // Values in [0, 1): second moments and mean squares, which are never negative.
 std::vector<float> squares(int64_t n, uint64_t seed) {
-  std::vector<float> v = random(n, seed);
+  std::vector<float> v = cuda_values(n, seed);
   for (float& x : v) x *= x;
   return v;
 }
@@ -69,8 +69,8 @@ class CudaParity : public ::testing::Test {
 
 TEST_F(CudaParity, Dense) {
   const DenseDims d{5, 7, 3};  // x, w, b, y, dy, dx, dw, db
-  expect_parity({random(35, 1), random(21, 2), random(3, 3), std::vector<float>(15), random(15, 4),
-                 std::vector<float>(35), random(21, 5), random(3, 6)},
+  expect_parity({cuda_values(35, 1), cuda_values(21, 2), cuda_values(3, 3), std::vector<float>(15),
+                 cuda_values(15, 4), std::vector<float>(35), cuda_values(21, 5), cuda_values(3, 6)},
                 [&](KernelFactory& k, const std::vector<float*>& p) {
                   auto dense = k.dense(d);
                   dense->forward(p[0], p[1], p[2], p[3]);
@@ -84,9 +84,9 @@ TEST_F(CudaParity, Dense) {
 TEST_F(CudaParity, DenseWithTheReluAfterIt) {
   const int64_t N = 6, I = 10, O = 9;
   // x, w, b, y, dy, dx, dw, db
-  expect_parity({random(N * I, 1), random(O * I, 2), random(O, 3), std::vector<float>(N * O),
-                 random(N * O, 4), std::vector<float>(N * I), std::vector<float>(O * I),
-                 std::vector<float>(O)},
+  expect_parity({cuda_values(N * I, 1), cuda_values(O * I, 2), cuda_values(O, 3),
+                 std::vector<float>(N * O), cuda_values(N * O, 4), std::vector<float>(N * I),
+                 std::vector<float>(O * I), std::vector<float>(O)},
                 [&](KernelFactory& k, const std::vector<float*>& p) {
                   Dense dense(O, Init::kGlorotUniform);
                   dense.set_name("dense");
@@ -105,33 +105,35 @@ TEST_F(CudaParity, Conv) {
     const int64_t nx = d.batch * d.in_c * d.in_h * d.in_w,
                   nw = d.out_c * d.in_c * d.kernel * d.kernel;
     const int64_t ny = d.batch * d.out_c * d.out_h() * d.out_w();
-    expect_parity({random(nx, 1), random(nw, 2), random(d.out_c, 3), std::vector<float>(ny),
-                   random(ny, 4), std::vector<float>(nx), random(nw, 5), random(d.out_c, 6)},
-                  [&](KernelFactory& k, const std::vector<float*>& p) {
-                    auto conv = k.conv(d);
-                    conv->forward(p[0], p[1], p[2], p[3]);
-                    conv->backward(p[0], p[1], p[4], p[5], p[6], p[7]);
-                  });
+    expect_parity(
+        {cuda_values(nx, 1), cuda_values(nw, 2), cuda_values(d.out_c, 3), std::vector<float>(ny),
+         cuda_values(ny, 4), std::vector<float>(nx), cuda_values(nw, 5), cuda_values(d.out_c, 6)},
+        [&](KernelFactory& k, const std::vector<float*>& p) {
+          auto conv = k.conv(d);
+          conv->forward(p[0], p[1], p[2], p[3]);
+          conv->backward(p[0], p[1], p[4], p[5], p[6], p[7]);
+        });
   }
 }
 
 TEST_F(CudaParity, MaxPoolAndActivations) {
   const PoolDims d{2, 3, 7, 7, 3, 2};
   const int64_t nx = 2 * 3 * 49, ny = 2 * 3 * d.out_h() * d.out_w();
-  expect_parity({random(nx, 1), std::vector<float>(ny), random(ny, 2), std::vector<float>(nx)},
-                [&](KernelFactory& k, const std::vector<float*>& p) {
-                  auto pool = k.max_pool(d);
-                  pool->forward(p[0], p[1]);
-                  pool->backward(p[2], p[3]);
-                });
+  expect_parity(
+      {cuda_values(nx, 1), std::vector<float>(ny), cuda_values(ny, 2), std::vector<float>(nx)},
+      [&](KernelFactory& k, const std::vector<float*>& p) {
+        auto pool = k.max_pool(d);
+        pool->forward(p[0], p[1]);
+        pool->backward(p[2], p[3]);
+      });
   for (Activation a : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid})
-    expect_parity(
-        {random(1000, 3), std::vector<float>(1000), random(1000, 4), std::vector<float>(1000)},
-        [&](KernelFactory& k, const std::vector<float*>& p) {
-          auto act = k.activation(a, 1000);
-          act->forward(p[0], p[1]);
-          act->backward(p[0], p[1], p[2], p[3]);
-        });
+    expect_parity({cuda_values(1000, 3), std::vector<float>(1000), cuda_values(1000, 4),
+                   std::vector<float>(1000)},
+                  [&](KernelFactory& k, const std::vector<float*>& p) {
+                    auto act = k.activation(a, 1000);
+                    act->forward(p[0], p[1]);
+                    act->backward(p[0], p[1], p[2], p[3]);
+                  });
 }
 
 TEST_F(CudaParity, SoftmaxCrossEntropyWithPaddingRows) {
@@ -139,7 +141,7 @@ TEST_F(CudaParity, SoftmaxCrossEntropyWithPaddingRows) {
   const std::vector<int32_t> labels = {3, 0, 9, 4, 1, 1};
   double loss[2] = {0, 0};
   int which = 0;
-  expect_parity({random(N * K, 1), std::vector<float>(N * K), std::vector<float>(N * K)},
+  expect_parity({cuda_values(N * K, 1), std::vector<float>(N * K), std::vector<float>(N * K)},
                 [&](KernelFactory& k, const std::vector<float*>& p) {
                   auto xent = k.softmax_xent(N, K);
                   loss[which++] = xent->forward(p[0], labels.data(), n_valid, p[1]);
@@ -152,8 +154,8 @@ TEST_F(CudaParity, DropoutDrawsTheSameMask) {
   const DropoutDims d{4, 300, 0.85f};
   const std::vector<int64_t> ids = {17, 2, 40000, 3};
   expect_parity(
-      {random(1200, 1), std::vector<float>(1200), std::vector<float>(1200), random(1200, 2),
-       std::vector<float>(1200)},
+      {cuda_values(1200, 1), std::vector<float>(1200), std::vector<float>(1200),
+       cuda_values(1200, 2), std::vector<float>(1200)},
       [&](KernelFactory& k, const std::vector<float*>& p) {
         auto drop = k.dropout(d);
         drop->forward(p[0], ids.data(), 11, 2, p[1], p[2]);
@@ -165,10 +167,11 @@ TEST_F(CudaParity, DropoutDrawsTheSameMask) {
 TEST_F(CudaParity, LstmCellOnStridedRows) {
   const int64_t N = 5, H = 32, G = 4 * H, T = 2;
   expect_parity(
-      {random(N * T * G, 1), random(N * G, 2), random(N * H, 3), std::vector<float>(N * G),
-       std::vector<float>(N * H), std::vector<float>(N * H), std::vector<float>(N * H),
-       std::vector<float>(N * T * H), random(N * T * H, 4), random(N * H, 5), random(N * H, 6),
-       std::vector<float>(N * G), std::vector<float>(N * T * G)},
+      {cuda_values(N * T * G, 1), cuda_values(N * G, 2), cuda_values(N * H, 3),
+       std::vector<float>(N * G), std::vector<float>(N * H), std::vector<float>(N * H),
+       std::vector<float>(N * H), std::vector<float>(N * T * H), cuda_values(N * T * H, 4),
+       cuda_values(N * H, 5), cuda_values(N * H, 6), std::vector<float>(N * G),
+       std::vector<float>(N * T * G)},
       [&](KernelFactory& k, const std::vector<float*>& p) {
         auto cell = k.lstm_cell({N, H});
         cell->forward(p[0] + G, T * G, p[1], p[2], p[3], p[4], p[5], p[6], p[7] + H, T * H, -1);
@@ -178,13 +181,13 @@ TEST_F(CudaParity, LstmCellOnStridedRows) {
 
 TEST_F(CudaParity, ScalarNormAndBatchNorm) {
   const int64_t N = 4, M = 1000;
-  expect_parity({random(N * M, 1),
+  expect_parity({cuda_values(N * M, 1),
                  {1.3f},
                  {-0.2f},
                  std::vector<float>(N * M),
                  std::vector<float>(N),
                  std::vector<float>(N * M),
-                 random(N * M, 2),
+                 cuda_values(N * M, 2),
                  std::vector<float>(N * M),
                  {0.5f},
                  {0.25f}},
@@ -196,7 +199,7 @@ TEST_F(CudaParity, ScalarNormAndBatchNorm) {
   const BatchNormDims d{N, 3, 100, 1e-5f, 0.1f};
   const int64_t n = N * 300;
   expect_parity(
-      {random(n, 3),
+      {cuda_values(n, 3),
        {1.3f, 0.7f, -0.4f},
        {-0.2f, 0.1f, 0},
        std::vector<float>(3),
@@ -205,7 +208,7 @@ TEST_F(CudaParity, ScalarNormAndBatchNorm) {
        {1, 2, 1},
        std::vector<float>(n),
        std::vector<float>(n),
-       random(n, 4),
+       cuda_values(n, 4),
        std::vector<float>(n),
        {0.5f, 0, 0},
        {0, 0.25f, 0}},
@@ -222,8 +225,8 @@ TEST_F(CudaParity, VectorOps) {
   const int64_t n = 70000;  // more than one grid's worth of a block per 256 elements
   double sums[2] = {0, 0};
   int which = 0;
-  expect_parity({random(n, 1), random(n, 2), random(n, 3), random(n, 4), random(n, 5), random(n, 6),
-                 squares(n, 7)},
+  expect_parity({cuda_values(n, 1), cuda_values(n, 2), cuda_values(n, 3), cuda_values(n, 4),
+                 cuda_values(n, 5), cuda_values(n, 6), squares(n, 7)},
                 [&](KernelFactory& k, const std::vector<float*>& p) {
                   VectorOps& o = k.ops();
                   o.axpy(n, 0.3f, p[0], p[1]);
@@ -240,7 +243,7 @@ TEST_F(CudaParity, VectorOps) {
   // a float accumulation of 70000 terms would miss by more.
   EXPECT_NEAR(sums[1], sums[0], 1e-6 * sums[0]);
   const int64_t m = 5000;
-  expect_parity({random(m, 7), random(m, 8), squares(m, 9), random(m, 10)},
+  expect_parity({cuda_values(m, 7), cuda_values(m, 8), squares(m, 9), cuda_values(m, 10)},
                 [&](KernelFactory& k, const std::vector<float*>& p) {
                   VectorOps& o = k.ops();
                   o.mean_square(m, 0.95f, p[0], p[2]);
@@ -260,19 +263,20 @@ TEST_F(CudaParity, LstmLayerOverWholeSequences) {
       const int64_t N = 3, T = 5, C = 4, G = 4 * H;
       SCOPED_TRACE("hidden " + std::to_string(H) + (reverse ? ", reversed" : ""));
       // x, wx, wh, b, y, dy, dx, dwx, dwh, db
-      expect_parity(
-          {random(N * T * C, 1), random(G * C, 2), random(G * H, 3), random(G, 4),
-           std::vector<float>(N * T * H), random(N * T * H, 5), std::vector<float>(N * T * C),
-           std::vector<float>(G * C), std::vector<float>(G * H), std::vector<float>(G)},
-          [&](KernelFactory& k, const std::vector<float*>& p) {
-            Lstm lstm(H, 1.0f, reverse);
-            lstm.setup(Shape{{N, T, C}});
-            lstm.bind({{p[1], size_t(G * C)}, {p[2], size_t(G * H)}, {p[3], size_t(G)}},
-                      {{p[7], size_t(G * C)}, {p[8], size_t(G * H)}, {p[9], size_t(G)}}, k);
-            const Pass pass;
-            lstm.forward(p[0], p[4], pass);
-            lstm.backward(p[0], p[4], p[5], p[6], pass);
-          });
+      expect_parity({cuda_values(N * T * C, 1), cuda_values(G * C, 2), cuda_values(G * H, 3),
+                     cuda_values(G, 4), std::vector<float>(N * T * H), cuda_values(N * T * H, 5),
+                     std::vector<float>(N * T * C), std::vector<float>(G * C),
+                     std::vector<float>(G * H), std::vector<float>(G)},
+                    [&](KernelFactory& k, const std::vector<float*>& p) {
+                      Lstm lstm(H, 1.0f, reverse);
+                      lstm.setup(Shape{{N, T, C}});
+                      lstm.bind({{p[1], size_t(G * C)}, {p[2], size_t(G * H)}, {p[3], size_t(G)}},
+                                {{p[7], size_t(G * C)}, {p[8], size_t(G * H)}, {p[9], size_t(G)}},
+                                k);
+                      const Pass pass;
+                      lstm.forward(p[0], p[4], pass);
+                      lstm.backward(p[0], p[4], p[5], p[6], pass);
+                    });
     }
 }
 

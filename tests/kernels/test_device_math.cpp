@@ -29,7 +29,7 @@ void PrintTo(const PoolDims& d, std::ostream* os) {
 
 namespace {
 
-std::vector<float> random(int64_t n, uint64_t seed) { return uniform_values(n, seed, 7); }
+std::vector<float> device_values(int64_t n, uint64_t seed) { return uniform_values(n, seed, 7); }
 
 void expect_near(const std::vector<float>& want, const std::vector<float>& got, double tol,
                  const char* what) {
@@ -58,10 +58,12 @@ TEST_P(ConvAsGemm, MatchesTheReferenceForwardAndBackward) {
   const dmath::ConvShape s = dmath::conv_shape(d);
   const int64_t R = s.C * s.K * s.K, PQ = s.OH * s.OW, Q = s.N * PQ;
   const int64_t nx = s.N * s.C * s.H * s.W, ny = s.N * s.O * PQ;
-  const auto x = random(nx, 1), w = random(s.O * R, 2), b = random(s.O, 3), dy = random(ny, 4);
+  const auto x = device_values(nx, 1), w = device_values(s.O * R, 2), b = device_values(s.O, 3),
+             dy = device_values(ny, 4);
 
   auto ref = make_reference_kernels()->conv(d);
-  std::vector<float> y_ref(ny), dx_ref(nx), dw_ref = random(s.O * R, 5), db_ref = random(s.O, 6);
+  std::vector<float> y_ref(ny), dx_ref(nx), dw_ref = device_values(s.O * R, 5),
+                                            db_ref = device_values(s.O, 6);
   std::vector<float> dw = dw_ref, db = db_ref;  // backward adds to both
   ref->forward(x.data(), w.data(), b.data(), y_ref.data());
   ref->backward(x.data(), w.data(), dy.data(), dx_ref.data(), dw_ref.data(), db_ref.data());
@@ -117,9 +119,9 @@ TEST_P(PoolGather, MatchesTheReferenceIncludingTiesAndOverlaps) {
   const PoolDims d = GetParam();
   const int64_t OH = d.out_h(), OW = d.out_w();
   const int64_t nx = d.batch * d.channels * d.in_h * d.in_w, ny = d.batch * d.channels * OH * OW;
-  auto x = random(nx, 11);
+  auto x = device_values(nx, 11);
   for (auto& v : x) v = std::round(v * 3) / 3;  // few distinct values: many ties
-  const auto dy = random(ny, 12);
+  const auto dy = device_values(ny, 12);
   auto ref = make_reference_kernels()->max_pool(d);
   std::vector<float> y_ref(ny), dx_ref(nx), y(ny), dx(nx);
   ref->forward(x.data(), y_ref.data());
@@ -151,7 +153,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PoolGather,
 
 TEST(DeviceMath, ActivationsMatchTheReference) {
   const int64_t n = 1000;
-  const auto x = random(n, 21), dy = random(n, 22);
+  const auto x = device_values(n, 21), dy = device_values(n, 22);
   for (Activation a : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid}) {
     auto ref = make_reference_kernels()->activation(a, n);
     std::vector<float> y_ref(n), dx_ref(n), y(n), dx(n);
@@ -177,7 +179,7 @@ void block_sums(const std::vector<double>& a, const std::vector<double>& b, doub
 
 TEST(DeviceMath, ScalarNormInBlockSumsMatchesTheReference) {
   const int64_t N = 3, M = 1000;
-  const auto x = random(N * M, 31), dy = random(N * M, 32);
+  const auto x = device_values(N * M, 31), dy = device_values(N * M, 32);
   const float gamma = 0.7f, beta = 0.1f, eps = 1e-5f;
   auto ref = make_reference_kernels()->scalar_norm({N, M, eps});
   std::vector<float> xhat_ref(N * M), inv_ref(N), y_ref(N * M), dx_ref(N * M), g_ref = {0, 0};
@@ -219,7 +221,7 @@ TEST(DeviceMath, ScalarNormInBlockSumsMatchesTheReference) {
 TEST(DeviceMath, DropoutMaskPerElementIsTheReferenceMask) {
   const DropoutDims d{4, 300, 0.8f};
   const std::vector<int64_t> ids = {7, 1, 123456, 0};
-  const auto x = random(d.batch * d.per_sample, 41);
+  const auto x = device_values(d.batch * d.per_sample, 41);
   std::vector<float> mask(x.size()), y(x.size());
   make_reference_kernels()->dropout(d)->forward(x.data(), ids.data(), 99, 5, mask.data(), y.data());
   for (int64_t i = 0; i < d.batch * d.per_sample; ++i)
@@ -235,8 +237,10 @@ TEST(DeviceMath, LstmCellPerUnitIsTheReferenceCell) {
   const int64_t N = 3, T = 2;
   for (const int64_t H : {16, 32, 64, 75}) {
     const int64_t G = 4 * H;
-    const auto pre = random(N * T * G, 51), rec = random(N * G, 52), cp = random(N * H, 53);
-    const auto dy = random(N * T * H, 54), dh = random(N * H, 55), dc0 = random(N * H, 56);
+    const auto pre = device_values(N * T * G, 51), rec = device_values(N * G, 52),
+               cp = device_values(N * H, 53);
+    const auto dy = device_values(N * T * H, 54), dh = device_values(N * H, 55),
+               dc0 = device_values(N * H, 56);
     std::vector<float> gates(N * G), c(N * H), tc(N * H), h(N * H), y(N * T * H, 0.0f);
     std::vector<float> dc = dc0, d(N * G);
     auto cell = make_reference_kernels()->lstm_cell({N, H});

@@ -34,4 +34,7 @@ class HostTimeline final : public Timeline {
   void finish() override {}
 };
 
+// The host's steady clock in seconds, for bounds on waits.
+inline double steady_seconds() { return double(HostTimeline::now()) * 1e-9; }
+
 }  // namespace hpdl

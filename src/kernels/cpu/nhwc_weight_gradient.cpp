@@ -22,7 +22,6 @@
 namespace hpdl {
 namespace {
 
-constexpr int64_t kLanes = kVectorFloats;
 using Vec = FloatVec;
 // The same vector read from any float (a window starts at any channel).
 using LooseVec = Loose<kVectorFloats>::Floats;

@@ -18,7 +18,6 @@
 namespace hpdl {
 namespace {
 
-constexpr int64_t kLanes = kVectorFloats;
 using Vec = FloatVec;
 // Sums kept in registers: 20 of 32 vector registers, 10 of 16 (the rest hold the row's
 // gradients and the broadcast input).

@@ -16,6 +16,8 @@ constexpr int kVectorFloats = 8;
 #else
 constexpr int kVectorFloats = 4;
 #endif
+// The same width as a signed 64-bit count, for a kernel's index arithmetic.
+constexpr int64_t kLanes = kVectorFloats;
 #if defined(__AVX512F__) || defined(__aarch64__)
 constexpr int kVectorRegisters = 32;
 #else
