@@ -9,7 +9,7 @@ FM=/usr/share/datasets/fashion-mnist
 CLASSES="T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,Bag,Ankle boot"
 mkdir -p data
 if [ ! -f data/fashion-mnist-train.h5 ]; then
-  $hpdl convert mnist $FM/train-images-idx3-ubyte.gz $FM/train-labels-idx1-ubyte.gz \
+  "$hpdl" convert mnist $FM/train-images-idx3-ubyte.gz $FM/train-labels-idx1-ubyte.gz \
     data/fashion-mnist-train.h5 --classes "$CLASSES"
 fi
 # The real UCI HAR subset from ../shared, when it is there (the HAR configs train on it).
@@ -17,10 +17,10 @@ HAR=../shared/data/uci-har-subset/uci-har-subset.tar.xz
 if [ -f "$HAR" ] && [ ! -f data/uci-har-subset.h5 ]; then
   tmp=$(mktemp -d)
   tar -xJf "$HAR" -C "$tmp"
-  $hpdl convert uci-har "$tmp/UCI HAR Dataset" data/uci-har-subset.h5
+  "$hpdl" convert uci-har "$tmp/UCI HAR Dataset" data/uci-har-subset.h5
   rm -rf "$tmp"
 fi
 if [ ! -f data/fashion-mnist-test.h5 ]; then
-  $hpdl convert mnist $FM/t10k-images-idx3-ubyte.gz $FM/t10k-labels-idx1-ubyte.gz \
+  "$hpdl" convert mnist $FM/t10k-images-idx3-ubyte.gz $FM/t10k-labels-idx1-ubyte.gz \
     data/fashion-mnist-test.h5 --classes "$CLASSES"
 fi
