@@ -17,16 +17,21 @@ double ps_shard_transfer_s(const StepProfile& p, const NetworkModel& net, int ra
 }
 
 // A worker on a budget of q < 1 core, run in slices of `slice` s: the wall time a transfer
-// of `move` s costs it beyond the transfer. The worker spins through the transfer inside
-// MPI's blocking one-sided calls and spends its quota on it; if its slice ends first it is
-// paused while the transfer goes on in the kernel. Starting at a uniform point of a slice,
-// a transfer spends move - move^2 / (2 slice) of quota on average (slice / 2 once longer
-// than a slice), and that quota costs the worker spent / q of wall time, at least the
-// transfer's own. (An earlier rule charged move / q below one slice and nothing above it,
-// and a forecast flipped with the side of the slice a calibration's transfer fell on.)
+// of `move` s costs it beyond the transfer. A transfer of up to a slice needs the worker's
+// CPU throughout (it waits inside MPI's one-sided calls, where both ends make progress):
+// started at a uniform point of a slice, it meets the slice's end with probability
+// move / slice and then waits a pause of slice (1/q - 1), so it costs move / q on average.
+// A transfer of several slices is mostly the link's (the kernel moves its bytes while the
+// worker is paused), and its charge falls as slice^2 / move, continuous at one slice.
+// Measured (docs/results.md, "Each point profiled just before its run"): 220 KB at 1 Gbit
+// on hosts of 0.25 and 0.5 core took 2.3-4.2x the transfer against 1/q of 2.1-4.8; at
+// 100 Mbit (4.6 slices) 1.13x. (Rules before: move / q below one slice and nothing above
+// it, which flipped with the side of the slice a calibration's transfer fell on; then the
+// quota spent from a uniform point of a slice, move - move^2 / (2 slice), which charged
+// 60-84 % of what those transfers took.)
 double budget_charge_s(double move, double slice, double q) {
-  const double spent = move <= slice ? move - move * move / (2 * slice) : slice / 2;
-  return std::max(0.0, spent / q - move);
+  if (move <= 0 || slice <= 0 || q >= 1) return 0;
+  return (1 / q - 1) * std::min(move, slice * slice / move);
 }
 
 Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ranks,
@@ -70,7 +75,7 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
   // word and the server's reply.
   double think = r.compute_s + S * 2 * word * (1.0 / p.n_fetch + 1.0 / p.n_push);
   // On a CPU budget of q < 1 core whose slices the calibration saw, each transfer also
-  // costs the worker the budget it spends spinning through it (budget_charge_s).
+  // costs the worker the pauses it meets in it (budget_charge_s).
   const double q = thread_share(p, o, std::min(ranks, o.ranks_per_host));
   if (q < 1 && net.cpu_slice_s > 0)
     think += S * (1.0 / p.n_fetch + 1.0 / p.n_push) * budget_charge_s(move, net.cpu_slice_s, q);

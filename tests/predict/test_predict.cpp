@@ -578,9 +578,8 @@ TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
   net.cpu_slice_s = 0.0025;
   EXPECT_DOUBLE_EQ(predict_with_band(p, net, 1, {}).step_s_high, 0.094);
   // A Downpour worker (0.01 s of CPU: 3.3 slices of 3 ms, pauses of 9 ms) moving 4 kB
-  // shards in 1.4 ms: it spins through them, 1.4 - 1.4^2 / 6 ms of its quota on average
-  // (some meet the slice's end), and that quota costs it 4x in wall time (the forecast and
-  // the slow end); the fast end leaves them unthrottled.
+  // shards in 1.4 ms: a transfer shorter than a slice costs it 1/q = 4x in wall time on
+  // average (the forecast and the slow end); the fast end leaves them unthrottled.
   StepProfile ps;
   ps.mode = DistMode::kDownpour;
   ps.servers = 1, ps.n_fetch = 1, ps.n_push = 1;
@@ -590,36 +589,39 @@ TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
   net.inter_latency_s = 1e-3, net.inter_bandwidth_Bps = 1e7, net.reduce_Bps = 1e9;
   net.cpu_slice_s = 0.003;
   const double core = 2 * 4000 / 0.25e9;  // the server's apply and copy
-  const double charge = (0.0014 - 0.0014 * 0.0014 / 0.006) / 0.25 - 0.0014;
+  const double charge = 3 * 0.0014;
   r = predict_with_band(ps, net, 2, quarter);
   EXPECT_NEAR(r.step_s, 0.040 + 4 * 0.001 + 2 * charge + 2 * 0.0014 + core, 1e-9);
   EXPECT_NEAR(r.step_s_low, 0.037 + 4 * 0.001 + 2 * 0.0014 + core, 1e-9);
   EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.001 + 2 * charge + 2 * 0.0014 + core, 1e-9);
-  // Slow links (3x: 4.2 ms, over a slice): half a slice of quota, 6 ms in all.
+  // Slow links (3x: 4.2 ms, over a slice): the charge falls as slice^2 / move.
   net.slow_links = {3, 3};
   r = predict_with_band(ps, net, 2, quarter);
-  const double slow_charge = 0.0015 / 0.25 - 0.0042;
+  const double slow_charge = 3 * 0.003 * 0.003 / 0.0042;
   EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.003 + 2 * slow_charge + 2 * 0.0042 + core, 1e-9);
   net.slow_links = {};
-  // 4 MB shards (0.401 s, longer than a slice) go on in the kernel while it is paused.
+  // 4 MB shards (0.401 s, 134 slices) go on in the kernel while it is paused: 67 µs each.
   ps.param_bytes = 4'000'000;
   r = predict_with_band(ps, net, 2, quarter);
-  EXPECT_NEAR(r.step_s, 0.040 + 4 * 0.001 + 2 * 0.401 + 0.032, 1e-9);
-  EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.001 + 2 * 0.401 + 0.032, 1e-9);
+  const double long_charge = 3 * 0.003 * 0.003 / 0.401;
+  EXPECT_NEAR(r.step_s, 0.040 + 4 * 0.001 + 2 * long_charge + 2 * 0.401 + 0.032, 1e-9);
+  EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.001 + 2 * long_charge + 2 * 0.401 + 0.032, 1e-9);
 }
 
-// The budget a worker spends spinning through a transfer, in wall time beyond it: the
-// transfer over q below a slice's worth of quota, continuous where the transfer passes the
-// slice, and nothing once the kernel finishes it within the pause.
+// The pauses a worker meets in a transfer, in wall time beyond it: 1/q - 1 of the transfer
+// up to a slice (the transfer over q in all), falling as slice^2 / move beyond it,
+// continuous at the slice; nothing on a whole core or for nothing moved.
 TEST(Predict, BudgetChargeOfATransferIsContinuous) {
-  EXPECT_NEAR(budget_charge_s(1e-6, 0.003, 0.25), 3e-6, 1e-9);     // short: 1/q - 1 of it
-  EXPECT_NEAR(budget_charge_s(0.003, 0.003, 0.25), 0.003, 1e-12);  // 1.5 ms of quota: 6 ms
+  EXPECT_NEAR(budget_charge_s(1e-6, 0.003, 0.25), 3e-6, 1e-12);    // short: 1/q - 1 of it
+  EXPECT_NEAR(budget_charge_s(0.003, 0.003, 0.25), 0.009, 1e-12);  // one slice: 12 ms in all
   EXPECT_NEAR(budget_charge_s(0.003 - 1e-9, 0.003, 0.25),
               budget_charge_s(0.003 + 1e-9, 0.003, 0.25), 1e-8);
-  EXPECT_NEAR(budget_charge_s(0.005, 0.003, 0.25), 0.001, 1e-12);
-  EXPECT_EQ(budget_charge_s(0.006, 0.003, 0.25), 0);  // the slice's half costs 6 ms in all
-  EXPECT_EQ(budget_charge_s(0.5, 0.003, 0.25), 0);
+  EXPECT_NEAR(budget_charge_s(0.006, 0.003, 0.25), 0.0045, 1e-12);  // two slices: half of it
+  EXPECT_NEAR(budget_charge_s(0.5, 0.003, 0.25), 5.4e-5, 1e-12);    // mostly the link's
+  EXPECT_GT(budget_charge_s(0.006, 0.003, 0.25), budget_charge_s(0.009, 0.003, 0.25));
   EXPECT_EQ(budget_charge_s(0.001, 0.003, 1.0), 0);  // a whole core is never paused
+  EXPECT_EQ(budget_charge_s(0, 0.003, 0.25), 0);
+  EXPECT_EQ(budget_charge_s(0.001, 0, 0.25), 0);  // slices not measured
 }
 
 // A synchronous step on quarter-core hosts ends with the last rank's pause: two ranks of
