@@ -75,10 +75,9 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
   // word and the server's reply.
   double think = r.compute_s + S * 2 * word * (1.0 / p.n_fetch + 1.0 / p.n_push);
   // On a CPU budget of q < 1 core whose slices the calibration saw, each transfer also
-  // costs the worker the pauses it meets in it (budget_charge_s).
+  // costs the worker the pauses it meets in it (budget_charge_s: 0 otherwise).
   const double q = thread_share(p, o, std::min(ranks, o.ranks_per_host));
-  if (q < 1 && net.cpu_slice_s > 0)
-    think += S * (1.0 / p.n_fetch + 1.0 / p.n_push) * budget_charge_s(move, net.cpu_slice_s, q);
+  think += S * (1.0 / p.n_fetch + 1.0 / p.n_push) * budget_charge_s(move, net.cpu_slice_s, q);
   const ClosedNetwork alone = solve_closed_network(demand, think, 1);
   const ClosedNetwork all = solve_closed_network(demand, think, r.workers);
   r.step_s = all.cycle_s;
