@@ -2,10 +2,10 @@
 // allreduce per algorithm, rank count and size, RMA get/accumulate, reduction throughput,
 // the CPU share of every rank.
 // Every measurement is a loop over sizes growing by 8x (the iallreduce curve `hpdl predict`
-// reads: 2x); the first rank of the measuring group decides the repetitions of the next
-// size from the last one's time (about target_s in all; that curve's at least ten of a CPU
-// budget's run-and-pause cycles, and the median of three passes over its sizes) and stops
-// before a size that would exceed budget_s.
+// reads: 2x, and one just below each power of two); the first rank of the measuring group
+// decides the repetitions of the next size from the last one's time (about target_s in all;
+// that curve's at least ten of a CPU budget's run-and-pause cycles, and the median of three
+// passes over its sizes) and stops before a size that would exceed budget_s.
 #include <mpi.h>
 
 #include <algorithm>
@@ -132,15 +132,15 @@ double time_allreduce(MPI_Comm comm, int64_t bytes, int64_t reps, bool nonblocki
 // do not share a slow spell of budgeted hosts, which one pass can read as a size taking
 // twice its time (and longer than the next size up).
 std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o, bool nonblocking,
-                                    const Comm& waits, int64_t factor = 8, int rounds = 1) {
+                                    const Comm& waits, const std::vector<int64_t>& sizes,
+                                    int rounds = 1) {
   int me = 0;
   MPI_Comm_rank(comm, &me);
-  const int64_t max_floats = std::max<int64_t>(o.max_bytes / 4, 1);
-  std::vector<float> in(static_cast<size_t>(max_floats), 1.0f), out(in.size());
+  std::vector<float> in(static_cast<size_t>(sizes.back() / 4), 1.0f), out(in.size());
   std::vector<Sample> samples;
   std::vector<std::vector<double>> passes;
   const Sample* prev = nullptr;
-  for (int64_t bytes : sizes_up_to(4, max_floats * 4, factor)) {
+  for (int64_t bytes : sizes) {
     int64_t reps = me == 0 ? plan_reps(bytes, prev, o) : 0;
     HPDL_CHECK_MPI(MPI_Bcast(&reps, 1, MPI_INT64_T, 0, comm));
     if (reps == 0) break;
@@ -306,6 +306,7 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
   const bool tool_interface = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS;
   const int algorithm_var = tool_interface ? find_cvar("coll_tuned_allreduce_algorithm") : -1;
   c.algorithms_forced = algorithm_var >= 0;
+  const int64_t max_bytes = std::max<int64_t>(o.max_bytes / 4, 1) * 4;  // whole floats
   std::vector<int> counts;
   for (int k = 2; k < n; k *= 2) counts.push_back(k);
   if (n >= 2) counts.push_back(n);
@@ -320,7 +321,7 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
       if (sub != MPI_COMM_NULL) {
         MPI_Comm dup;  // a new communicator takes the forced algorithm
         HPDL_CHECK_MPI(MPI_Comm_dup(sub, &dup));
-        curve.samples = allreduce_sweep(dup, o, false, comm);
+        curve.samples = allreduce_sweep(dup, o, false, comm, sizes_up_to(4, max_bytes));
         HPDL_CHECK_MPI(MPI_Comm_free(&dup));
       }
       quiet_barrier(world);
@@ -328,12 +329,14 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
     }
     {
       // The curve `hpdl predict` costs gradient buckets with: sizes 2x apart (a bucket
-      // interpolates between near neighbours), ten budget cycles a size, three passes.
+      // interpolates between near neighbours) and one just below each power of two from
+      // 1 KiB (sizes_below_powers), ten budget cycles a size, three passes.
       WatchdogScope guard(watchdog, "calibrate: iallreduce", k * 100 + 99);
       AllreduceCurve curve{-1, "iallreduce", k, {}};
       CalibrateOptions fine = o;
       fine.target_s = std::max(o.target_s, 10 * cycle_s);
-      if (sub != MPI_COMM_NULL) curve.samples = allreduce_sweep(sub, fine, true, comm, 2, 3);
+      const auto sizes = sizes_below_powers(sizes_up_to(4, max_bytes, 2), 1024);
+      if (sub != MPI_COMM_NULL) curve.samples = allreduce_sweep(sub, fine, true, comm, sizes, 3);
       quiet_barrier(world);
       c.allreduce.push_back(std::move(curve));
     }

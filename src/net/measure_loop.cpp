@@ -14,6 +14,15 @@ std::vector<int64_t> sizes_up_to(int64_t first, int64_t max_bytes, int64_t facto
   return s;
 }
 
+std::vector<int64_t> sizes_below_powers(const std::vector<int64_t>& sizes, int64_t from) {
+  std::vector<int64_t> s;
+  for (int64_t b : sizes) {
+    if (b >= from && (b & (b - 1)) == 0) s.push_back(b - b / 32);
+    s.push_back(b);
+  }
+  return s;
+}
+
 void quiet_barrier(MPI_Comm comm) {
   MPI_Request req;
   HPDL_CHECK_MPI(MPI_Ibarrier(comm, &req));

@@ -11,16 +11,20 @@ namespace hpdl {
 namespace {
 
 // A measured curve's time for `bytes` inside its sizes, log-log between the two around it;
-// beyond its largest size (skipped for time), its last segment's rate; < 0 below its smallest.
+// beyond its largest size (skipped for time), the rate from the largest to the largest at
+// most half its size; < 0 below its smallest.
 double curve_seconds(const NetworkModel::Curve& curve, int64_t bytes) {
   const auto& s = curve.samples;
   if (s.empty() || bytes < s.front().first) return -1;
   if (bytes > s.back().first) {
-    if (s.size() < 2) return -1;
-    // The last measured segment's rate holds the algorithm's real bytes per rank and link
-    // efficiency.
-    const auto& [b0, t0] = s[s.size() - 2];
+    // That rate holds the algorithm's real bytes per rank and link efficiency; a nearer
+    // size (the calibration's just below a power of two) may sit across a change of
+    // protocol from the largest, a step rather than a rate.
     const auto& [b1, t1] = s.back();
+    size_t i = s.size() - 1;
+    while (i > 0 && 2 * s[i].first > b1) --i;
+    if (2 * s[i].first > b1) return -1;
+    const auto& [b0, t0] = s[i];
     const double per_byte = std::max((t1 - t0) / double(b1 - b0), 0.0);
     return t1 + per_byte * double(bytes - b1);
   }
