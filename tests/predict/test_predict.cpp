@@ -53,7 +53,7 @@ TEST(Predict, AllreduceTakesTheCheapestAlgorithmOrTheMeasuredCurve) {
   n.measured.back().samples.insert(n.measured.back().samples.begin() + 1, {7936, 5e-3});
   EXPECT_NEAR(allreduce_cost(n, 8192 + 7168, 2, 1).seconds, 8e-3 + 7e-3, 1e-12);
   EXPECT_NEAR(allreduce_cost(n, 7936, 2, 1).seconds, 5e-3, 1e-12);
-  // One sample, or none at most half the largest: nothing to extrapolate by.
+  // No size at most half the largest: nothing to extrapolate by.
   n.measured.back().samples = {{6144, 7e-3}, {8192, 8e-3}};
   EXPECT_NE(allreduce_cost(n, 16384, 2, 1).how, "measured, extrapolated");
 }
