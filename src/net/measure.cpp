@@ -127,10 +127,11 @@ double time_allreduce(MPI_Comm comm, int64_t bytes, int64_t reps, bool nonblocki
   return slowest;
 }
 
-// The allreduce curve. With rounds > 1 every size is timed once per pass over all sizes
-// and keeps the median of its passes (reps counts them all): passes a second or more apart
-// do not share a slow spell of budgeted hosts, which one pass can read as a size taking
-// twice its time (and longer than the next size up).
+// The allreduce curve over `sizes` (ascending, whole floats; the buffers take the last),
+// each planned from the one before. With rounds > 1 every size is timed once per pass over
+// all sizes and keeps the median of its passes (reps counts them all): passes a second or
+// more apart do not share a slow spell of budgeted hosts, which one pass can read as a size
+// taking twice its time (and longer than the next size up).
 std::vector<Sample> allreduce_sweep(MPI_Comm comm, const CalibrateOptions& o, bool nonblocking,
                                     const Comm& waits, const std::vector<int64_t>& sizes,
                                     int rounds = 1) {
