@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cpu_share.hpp"
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/sample_stats.hpp"
 #include "hpdl/net/after_compute.hpp"
@@ -192,31 +193,6 @@ RmaCurve rma_sweep(MPI_Comm comm, MPI_Win win, float* origin_buf, int origin, in
   return c;
 }
 
-// While this thread spins for `seconds`: the CPU seconds it got per wall second, and the
-// median run between two pauses of over 0.2 ms (a CPU budget's quota per period, or a time
-// slice where cores are shared; 0 where nothing paused it).
-struct CpuWhileSpinning {
-  double share = 0, slice_s = 0;
-};
-CpuWhileSpinning cpu_while_spinning(double seconds) {
-  const double w0 = MPI_Wtime(), c0 = thread_cpu_s();
-  volatile uint64_t x = 0;
-  double w = w0, last = w0, run_start = w0;
-  std::vector<double> runs;
-  while ((w = MPI_Wtime()) - w0 < seconds) {
-    if (w - last > 2e-4) {  // paused: the run before it ended at `last`
-      if (run_start > w0) runs.push_back(last - run_start);  // the first run is partial
-      run_start = w;
-    }
-    last = w;
-    for (int i = 0; i < 1000; ++i) x = x + 1;
-  }
-  CpuWhileSpinning r;
-  r.share = (thread_cpu_s() - c0) / (w - w0);
-  if (runs.size() >= 3) r.slice_s = sample_stats::median(runs);
-  return r;
-}
-
 // Sends rank `from`'s samples to rank 0 (a no-op when from == 0).
 void to_rank0(MPI_Comm comm, int from, std::vector<Sample>& samples) {
   int me = 0;
@@ -256,23 +232,16 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
   }
   // The share of a core each rank gets while all compute: every rank spins for 0.5 s (fifty
   // 10 ms quota periods, so a CPU budget shows as its average, not its bursts). First, so
-  // that the curve `hpdl predict` reads can be measured over enough of a budget's cycles.
+  // that the curve `hpdl predict` reads can be measured over enough of a budget's cycles;
+  // and again at the end, keeping the one whose shares sum to more (cpu_share.hpp).
   // A budgeted rank runs a slice and pauses (1/share - 1) slices: a window of a few cycles
   // holds one pause more or fewer by its phase, and two calibrations disagreed by a quarter.
-  double cycle_s = 0, slice_s = 0;  // the longest cycle and slice of any rank (0: none paused)
+  CpuShares cpu;
   {
     WatchdogScope guard(watchdog, "calibrate: CPU share", 0);
-    quiet_barrier(world);
-    const CpuWhileSpinning cpu = cpu_while_spinning(0.5);
-    c.cpu_share.resize(n), c.cpu_slice_s.resize(n);
-    HPDL_CHECK_MPI(
-        MPI_Gather(&cpu.share, 1, MPI_DOUBLE, c.cpu_share.data(), 1, MPI_DOUBLE, 0, world));
-    HPDL_CHECK_MPI(
-        MPI_Gather(&cpu.slice_s, 1, MPI_DOUBLE, c.cpu_slice_s.data(), 1, MPI_DOUBLE, 0, world));
-    const double mine = cpu.share > 0 && cpu.share < 0.95 ? cpu.slice_s / cpu.share : 0;
-    HPDL_CHECK_MPI(MPI_Allreduce(&mine, &cycle_s, 1, MPI_DOUBLE, MPI_MAX, world));
-    HPDL_CHECK_MPI(MPI_Allreduce(&cpu.slice_s, &slice_s, 1, MPI_DOUBLE, MPI_MAX, world));
+    cpu = measure_cpu_shares(world, 0.5);
   }
+  const double cycle_s = cpu.cycle_s, slice_s = cpu.slice_max_s;  // 0: no rank paused
   // Local SGD's average comes after its interval's compute: where a rank's CPU pauses, the
   // curve of an allreduce after bursts of two slices of compute (what the average meets once
   // an interval holds a slice or more; after_compute.hpp).
@@ -388,6 +357,12 @@ Calibration calibrate(const Comm& comm, const CalibrateOptions& o, Watchdog& wat
     WatchdogScope guard(watchdog, "calibrate: reduction gather", 0);
     HPDL_CHECK_MPI(MPI_Gather(&rate, 1, MPI_DOUBLE, c.reduce_Bps.data(), 1, MPI_DOUBLE, 0, world));
   }
+  {
+    WatchdogScope guard(watchdog, "calibrate: CPU share again", 0);
+    const std::string moved = keep_larger_shares(cpu, measure_cpu_shares(world, 0.5));
+    if (!moved.empty()) c.flags.push_back(moved);
+  }
+  c.cpu_share = std::move(cpu.share), c.cpu_slice_s = std::move(cpu.slice_s);
   flag_slow(c);
   c.seconds = MPI_Wtime() - t_start;
   return c;

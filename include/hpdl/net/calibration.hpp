@@ -80,7 +80,8 @@ struct Calibration {
   bool algorithms_forced = false;  // whether coll_tuned's algorithm could be chosen
   std::vector<RmaCurve> rma;
   std::vector<double> reduce_Bps;  // per rank, one core summing floats
-  // Per rank: CPU seconds per second while every rank computes (1 = a whole core).
+  // Per rank: CPU seconds per second while every rank computes (1 = a whole core); of two
+  // measurements, at the start and at the end, the one that sums to more (src/net/cpu_share.hpp).
   std::vector<double> cpu_share;
   // Per rank, measured at the same time: how long it ran between two pauses (median; 0
   // where nothing paused it, and in older files). Under a CPU quota, the quota per period
@@ -95,7 +96,7 @@ struct Calibration {
   std::vector<double> gemm_flops_per_s, memory_Bps;
   // Per host (hosts.hosts order): the cores its ranks got together.
   std::vector<double> host_cores() const;
-  std::vector<std::string> flags;  // slow pairs and hosts, in words
+  std::vector<std::string> flags;  // slow pairs and hosts, a CPU share that moved: in words
   double seconds = 0;
   // How rank 0 waited while it measured (run.wait's choice with its reason, the comm's idle
   // policy): measurements wait the way training does. "" in older files.
