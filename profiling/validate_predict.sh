@@ -88,6 +88,8 @@ for rate in $rates; do
   echo "calibrating the $n_hosts-host cluster at $rate ..." >&2
   $cluster mpirun -np "$n_hosts" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 build/hpdl calibrate \
     --out "$work/net_$rate.json" --max-bytes 8388608 --budget-s 0.5 >"$work/cal_$rate.log" 2>&1
+  # Its warnings (a slow pair, a CPU share that moved while measured) bear on every point.
+  grep '^WARNING' "$work/cal_$rate.log" >&2 || true
   for model in $models; do
     s=$(servers "$model")
     echo "$model at $rate: profile on $((s + 1)) rank(s) of host 1 ..." >&2

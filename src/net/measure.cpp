@@ -82,9 +82,9 @@ PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o, con
       HPDL_CHECK_MPI(MPI_Recv(&reps, 1, MPI_INT64_T, a, 1, comm, MPI_STATUS_IGNORE));
     if (reps == 0) break;
     const int n = static_cast<int>(bytes);
-    double t0 = 0;
+    double t0 = 0, c0 = 0;
     for (int64_t k = -1; k < reps; ++k) {  // k = -1: warm-up
-      if (k == 0) t0 = MPI_Wtime();
+      if (k == 0) t0 = MPI_Wtime(), c0 = thread_cpu_s();
       MPI_Request req;
       if (me == a) {
         HPDL_CHECK_MPI(MPI_Isend(buf.data(), n, MPI_BYTE, peer, 2, comm, &req));
@@ -98,7 +98,9 @@ PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o, con
         waits.wait_all(1, &req);
       }
     }
-    r.samples.push_back({bytes, (MPI_Wtime() - t0) / (2.0 * double(reps)), reps});
+    const double round_trips = double(reps);
+    r.samples.push_back({bytes, (MPI_Wtime() - t0) / (2 * round_trips), reps,
+                         (thread_cpu_s() - c0) / (2 * round_trips)});
     prev = &r.samples.back();
   }
   return r;
@@ -201,7 +203,7 @@ void to_rank0(MPI_Comm comm, int from, std::vector<Sample>& samples) {
   std::vector<double> flat;
   if (me == from) {
     for (const Sample& s : samples)
-      flat.insert(flat.end(), {double(s.bytes), s.seconds, double(s.reps)});
+      flat.insert(flat.end(), {double(s.bytes), s.seconds, double(s.reps), s.cpu_s});
     int64_t n = static_cast<int64_t>(flat.size());
     HPDL_CHECK_MPI(MPI_Send(&n, 1, MPI_INT64_T, 0, 3, comm));
     HPDL_CHECK_MPI(MPI_Send(flat.data(), static_cast<int>(n), MPI_DOUBLE, 0, 3, comm));
@@ -209,14 +211,14 @@ void to_rank0(MPI_Comm comm, int from, std::vector<Sample>& samples) {
   }
   int64_t n = 0;
   HPDL_CHECK_MPI(MPI_Recv(&n, 1, MPI_INT64_T, from, 3, comm, MPI_STATUS_IGNORE));
-  HPDL_REQUIRE(n >= 0 && n % 3 == 0 && n < 3 * 64, "calibrate: bad sample count from a rank");
+  HPDL_REQUIRE(n >= 0 && n % 4 == 0 && n < 4 * 64, "calibrate: bad sample count from a rank");
   flat.resize(static_cast<size_t>(n));
   HPDL_CHECK_MPI(
       MPI_Recv(flat.data(), static_cast<int>(n), MPI_DOUBLE, from, 3, comm, MPI_STATUS_IGNORE));
   samples.clear();
-  for (size_t i = 0; i < flat.size(); i += 3)
-    samples.push_back(
-        {static_cast<int64_t>(flat[i]), flat[i + 1], static_cast<int64_t>(flat[i + 2])});
+  for (size_t i = 0; i < flat.size(); i += 4)
+    samples.push_back({static_cast<int64_t>(flat[i]), flat[i + 1],
+                       static_cast<int64_t>(flat[i + 2]), flat[i + 3]});
 }
 
 }  // namespace

@@ -13,16 +13,22 @@ constexpr const char* kFormat = "hpdl-network-1";
 
 nlohmann::json samples_json(const std::vector<Sample>& s) {
   nlohmann::json out = nlohmann::json::array();
-  for (const Sample& x : s)
+  for (const Sample& x : s) {
     out.push_back({{"bytes", x.bytes}, {"seconds", x.seconds}, {"reps", x.reps}});
+    if (x.cpu_s > 0) out.back()["cpu_s"] = x.cpu_s;
+  }
   return out;
 }
 
-std::vector<Sample> samples_from(const nlohmann::json& j) {
+std::vector<Sample> samples_from(const nlohmann::json& j, const std::string& where) {
   std::vector<Sample> out;
-  for (const auto& x : j)
-    out.push_back(
-        {x.at("bytes").get<int64_t>(), x.at("seconds").get<double>(), x.value("reps", int64_t{0})});
+  for (const auto& x : j) {
+    out.push_back({x.at("bytes").get<int64_t>(), x.at("seconds").get<double>(),
+                   x.value("reps", int64_t{0}), x.value("cpu_s", 0.0)});
+    if (!(out.back().cpu_s >= 0 && out.back().cpu_s < 10))
+      throw Error(where + ": a sample's cpu_s is " + std::to_string(out.back().cpu_s) +
+                  " (CPU seconds per transfer: expected 0 to 10)");
+  }
   return out;
 }
 
@@ -103,16 +109,16 @@ Calibration Calibration::from_json(const nlohmann::json& j, const std::string& w
       r.same_host = p.at("same_host").get<bool>();
       r.fit = fit_from(p);
       r.slow = p.value("slow", false);
-      r.samples = samples_from(p.value("one_way", nlohmann::json::array()));
+      r.samples = samples_from(p.value("one_way", nlohmann::json::array()), where);
       c.pairs.push_back(std::move(r));
     }
     c.algorithms_forced = j.value("allreduce_algorithms_forced", false);
     for (const auto& a : j.at("allreduce"))
       c.allreduce.push_back({a.value("coll_tuned_id", 0), a.at("algorithm").get<std::string>(),
-                             a.at("ranks").get<int>(), samples_from(a.at("samples"))});
+                             a.at("ranks").get<int>(), samples_from(a.at("samples"), where)});
     for (const auto& r : j.value("rma", nlohmann::json::array()))
       c.rma.push_back({r.at("op").get<std::string>(), r.value("origin", 0), r.value("target", 0),
-                       samples_from(r.at("samples")), fit_from(r)});
+                       samples_from(r.at("samples"), where), fit_from(r)});
     c.reduce_Bps = j.at("reduce_Bps_per_core").get<std::vector<double>>();
     c.cpu_share = j.value("cpu_share_per_rank", std::vector<double>{});
     c.cpu_slice_s = j.value("cpu_slice_s_per_rank", std::vector<double>{});

@@ -2,6 +2,7 @@
 #include "hpdl/predict/network_model.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "hpdl/core/error.hpp"
 #include "hpdl/core/sample_stats.hpp"
@@ -57,6 +58,12 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
     n.slow_links.bandwidth = std::max(n.slow_links.bandwidth, quantile(about_fit, 0.9));
     n.fast_links.bandwidth = std::min(n.fast_links.bandwidth, quantile(about_fit, 0.1));
   }
+  std::map<int64_t, std::vector<double>> cpu_by_bytes;
+  for (const PairResult& p : c.pairs)
+    if (p.fit.bandwidth_Bps > 0 && p.same_host == bw_inter.empty())
+      for (const Sample& s : p.samples)
+        if (s.cpu_s > 0) cpu_by_bytes[s.bytes].push_back(s.cpu_s);
+  for (const auto& [bytes, cpu] : cpu_by_bytes) n.transfer_cpu.push_back({bytes, median(cpu)});
   // The trainer's buckets are MPI_Iallreduce polled with MPI_Test: their curve when
   // calibrated (hpdl calibrate measures it), else the blocking default's.
   // More bytes never take less time: a size timed slower than a larger one met a slow
@@ -86,6 +93,17 @@ NetworkModel network_model(const Calibration& c, const std::string& path) {
     n.intra_latency_s = n.inter_latency_s, n.intra_bandwidth_Bps = n.inter_bandwidth_Bps;
   if (n.reduce_Bps <= 0) throw Error(path + ": no reduction rate (reduce_Bps_per_core)");
   return n;
+}
+
+double transfer_cpu_s(const NetworkModel& n, int64_t bytes) {
+  const auto& c = n.transfer_cpu;  // sorted by bytes (a map's order)
+  if (c.empty()) return -1;
+  if (c.size() == 1 || bytes <= c.front().first) return c.front().second;
+  size_t i = 1;
+  while (i + 1 < c.size() && c[i].first < bytes) ++i;
+  const auto [b0, t0] = c[i - 1];
+  const auto [b1, t1] = c[i];
+  return std::max(0.0, t0 + (t1 - t0) * double(bytes - b0) / double(b1 - b0));
 }
 
 NetworkModel scaled_links(const NetworkModel& n, NetworkModel::Spread f) {

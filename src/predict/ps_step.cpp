@@ -17,18 +17,14 @@ double ps_shard_transfer_s(const StepProfile& p, const NetworkModel& net, int ra
 }
 
 // A worker on a budget of q < 1 core, run in slices of `slice` s: the wall time a transfer
-// of `move` s costs it beyond the transfer. A transfer of up to a slice needs the worker's
-// CPU throughout (it waits inside MPI's one-sided calls, where both ends make progress):
-// started at a uniform point of a slice, it meets the slice's end with probability
-// move / slice and then waits a pause of slice (1/q - 1), so it costs move / q on average.
-// A transfer of several slices is mostly the link's (the kernel moves its bytes while the
-// worker is paused), and its charge falls as slice^2 / move, continuous at one slice.
-// Measured (docs/results.md, "Each point profiled just before its run"): 220 KB at 1 Gbit
-// on hosts of 0.25 and 0.5 core took 2.3-4.2x the transfer against 1/q of 2.1-4.8; at
-// 100 Mbit (4.6 slices) 1.13x. (Rules before: move / q below one slice and nothing above
-// it, which flipped with the side of the slice a calibration's transfer fell on; then the
-// quota spent from a uniform point of a slice, move - move^2 / (2 slice), which charged
-// 60-84 % of what those transfers took.)
+// of `move` s costs it beyond the transfer, for calibrations that did not measure a
+// transfer's CPU (predict_ps_step charges that CPU's pauses where they did). A transfer of
+// up to a slice needs the worker's CPU throughout: started at a uniform point of a slice,
+// it meets the slice's end with probability move / slice and then waits a pause of
+// slice (1/q - 1), so it costs move / q on average. A transfer of several slices is mostly
+// the link's (the kernel moves its bytes while the worker is paused), and its charge falls
+// as slice^2 / move, continuous at one slice. It fitted one CPU and missed the next
+// (docs/results.md, "A parameter-server transfer on a budget costs the pauses of its CPU").
 double budget_charge_s(double move, double slice, double q) {
   if (move <= 0 || slice <= 0 || q >= 1) return 0;
   return (1 / q - 1) * std::min(move, slice * slice / move);
@@ -62,7 +58,24 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
   // the server's share of a core.
   const double core_share = o.cores_per_host > 0 ? std::min(1.0, o.cores_per_host) : 1.0;
   const double passes = p.mode == DistMode::kDcAsgd ? 3.0 : 1.0;
-  const double core = shard * (passes / p.n_push + 1.0 / p.n_fetch) / (net.reduce_Bps * core_share);
+  double core = shard * (passes / p.n_push + 1.0 / p.n_fetch) / (net.reduce_Bps * core_share);
+  // The worker's own part of a cycle: its compute and, per operation and server, a request
+  // word and the server's reply.
+  double think = r.compute_s + S * 2 * word * (1.0 / p.n_fetch + 1.0 / p.n_push);
+  // On a CPU budget of q < 1 core whose pauses the calibration saw, each transfer also costs
+  // the pauses it brings on. Where the calibration measured a transfer's CPU at each end (c),
+  // by it: a CPU second spent on a budget costs 1/q - 1 seconds of pause on average, the
+  // worker's in its own cycle, the server's at its core (a paused server holds up the worker
+  // it serves, and queues the others). Else by the transfer's time (budget_charge_s).
+  const double q = thread_share(p, o, std::min(ranks, o.ranks_per_host));
+  const double transfers = 1.0 / p.n_fetch + 1.0 / p.n_push;  // per server and worker step
+  const double cpu = transfer_cpu_s(net, static_cast<int64_t>(shard));
+  if (cpu >= 0 && net.cpu_slice_s > 0) {
+    think += S * transfers * cpu * (1 / q - 1);
+    core += transfers * cpu * (1 / core_share - 1);
+  } else {
+    think += S * transfers * budget_charge_s(move, net.cpu_slice_s, q);
+  }
   // Per worker step, each server is three stations: its incoming link (the deposits), its
   // outgoing link (the pulled copies) and its core. A worker visits every server's.
   std::vector<double> demand;
@@ -71,13 +84,6 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
     demand.push_back(move / p.n_fetch);  // outgoing link
     demand.push_back(core);
   }
-  // The worker's own part of a cycle: its compute and, per operation and server, a request
-  // word and the server's reply.
-  double think = r.compute_s + S * 2 * word * (1.0 / p.n_fetch + 1.0 / p.n_push);
-  // On a CPU budget of q < 1 core whose slices the calibration saw, each transfer also
-  // costs the worker the pauses it meets in it (budget_charge_s: 0 otherwise).
-  const double q = thread_share(p, o, std::min(ranks, o.ranks_per_host));
-  think += S * (1.0 / p.n_fetch + 1.0 / p.n_push) * budget_charge_s(move, net.cpu_slice_s, q);
   const ClosedNetwork alone = solve_closed_network(demand, think, 1);
   const ClosedNetwork all = solve_closed_network(demand, think, r.workers);
   r.step_s = all.cycle_s;

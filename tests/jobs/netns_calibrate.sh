@@ -37,6 +37,8 @@ for p in p2p:
     assert sizes[0] == 8 and all(b == 8 * a for a, b in zip(sizes, sizes[1:-1])), sizes
     t = [s["seconds"] for s in p["one_way"]]
     assert t[-1] > t[0], t  # larger messages take longer
+    # The CPU one end spends on a transfer: measured at every size, never more than its time.
+    assert all(0 < s["cpu_s"] <= 1.05 * s["seconds"] for s in p["one_way"]), p["one_way"]
 assert j["allreduce_algorithms_forced"], "coll_tuned algorithms could not be forced"
 curves = {(a["algorithm"], a["ranks"]) for a in j["allreduce"]}
 for alg in ["iallreduce", "default", "basic_linear", "nonoverlapping", "recursive_doubling", "ring", "segmented_ring", "rabenseifner"]:

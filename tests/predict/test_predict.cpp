@@ -616,6 +616,47 @@ TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
   EXPECT_NEAR(r.step_s_high, 0.046 + 4 * 0.001 + 2 * long_charge + 2 * 0.401 + 0.032, 1e-9);
 }
 
+// Where the calibration measured a transfer's CPU at each end, a budgeted worker's transfer
+// costs the pauses of that CPU (1/q - 1 per CPU second), its own in its cycle and the
+// server's at the server's core, whatever the transfer's time.
+TEST(Predict, ParameterServerTransfersCostThePausesOfTheirCpu) {
+  StepProfile ps;
+  ps.mode = DistMode::kDownpour;
+  ps.servers = 1, ps.n_fetch = 1, ps.n_push = 1;
+  ps.param_bytes = 4000;
+  ps.global_batch = ps.local_batch = 32;
+  ps.worker_compute_s = 0.010;
+  NetworkModel net = network();
+  net.inter_latency_s = 1e-3, net.inter_bandwidth_Bps = 1e7, net.reduce_Bps = 1e9;
+  net.cpu_slice_s = 0.003;
+  net.transfer_cpu = {{8, 1e-5}, {8000, 2e-4}};
+  const double c = 1e-5 + 1.9e-4 * 3992.0 / 7992.0;  // read between 8 B and 8 kB
+  EXPECT_NEAR(transfer_cpu_s(net, 4000), c, 1e-15);
+  PredictOptions quarter;
+  quarter.cores_per_host = 0.25;
+  const double core = 2 * 4000 / 0.25e9 + 2 * c * 3;  // apply and copy, and its pauses
+  const Prediction one = predict_step(ps, net, 2, quarter);
+  EXPECT_NEAR(one.step_s, 0.040 + 4 * 0.001 + 2 * c * 3 + 2 * 0.0014 + core, 1e-9);
+  // Seven workers queue at the server's core: at least seven of its visits a step.
+  EXPECT_GE(predict_step(ps, net, 8, quarter).step_s, 7 * core);
+  // A whole core pauses nothing; an older calibration keeps the rule by the transfer's time.
+  EXPECT_NEAR(predict_step(ps, net, 2, {}).step_s, 0.010 + 4 * 0.001 + 2 * 0.0014 + 2 * 4000 / 1e9,
+              1e-9);
+  net.transfer_cpu = {};
+  EXPECT_EQ(transfer_cpu_s(net, 4000), -1);
+  EXPECT_NEAR(predict_step(ps, net, 2, quarter).step_s,
+              0.040 + 4 * 0.001 + 2 * 3 * 0.0014 + 2 * 0.0014 + 2 * 4000 / 0.25e9, 1e-9);
+}
+
+TEST(Predict, TransferCpuReadsBetweenAndBeyondItsSizes) {
+  NetworkModel net;
+  net.transfer_cpu = {{8, 1e-5}, {1024, 2e-5}, {8192, 9e-5}};
+  EXPECT_DOUBLE_EQ(transfer_cpu_s(net, 4), 1e-5);  // below the smallest: the smallest's
+  EXPECT_NEAR(transfer_cpu_s(net, 1024), 2e-5, 1e-15);
+  EXPECT_NEAR(transfer_cpu_s(net, 4608), 5.5e-5, 1e-15);   // halfway
+  EXPECT_NEAR(transfer_cpu_s(net, 15360), 1.6e-4, 1e-15);  // beyond: the last two's line
+}
+
 // The pauses a worker meets in a transfer, in wall time beyond it: 1/q - 1 of the transfer
 // up to a slice (the transfer over q in all), falling as slice^2 / move beyond it,
 // continuous at the slice; nothing on a whole core or for nothing moved.

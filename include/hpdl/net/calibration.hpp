@@ -32,6 +32,10 @@ struct Sample {
   int64_t bytes = 0;
   double seconds = 0;
   int64_t reps = 0;
+  // Point to point: the CPU seconds one end spends on one transfer (the measuring rank's
+  // thread over a round trip, a send and a receive, halved; its waits as training's). 0 where
+  // not measured (other curves, older files).
+  double cpu_s = 0;
 };
 
 // t(bytes) = latency_s + bytes / bandwidth_Bps, from the smallest and the largest samples.

@@ -46,6 +46,10 @@ struct NetworkModel {
   // empty where the calibration's ranks never paused, or in older files).
   std::vector<Curve> after_compute;
   double after_compute_cpu_s = 0;
+  // The CPU seconds one end spends on one point-to-point transfer, by bytes (the median over
+  // the pairs the links are fitted on; empty in older files): on a CPU budget of q < 1 core,
+  // every CPU second a rank spends costs it 1/q - 1 seconds of pause on average.
+  std::vector<std::pair<int64_t, double>> transfer_cpu;
   // (network.json's RMA curves are not used: under a CPU budget they were not stable from
   // one calibration to the next; the parameter server's transfers take the point-to-point
   // fit, ps_step.cpp.)
@@ -60,6 +64,10 @@ NetworkModel scaled_links(const NetworkModel& n, NetworkModel::Spread f);
 // One line when the calibration cannot speak for a forecast of `ranks` ranks at
 // `ranks_per_host` a host (more hosts than it measured, or no link between hosts); "" else.
 std::string calibration_scope(const NetworkModel& n, int ranks, int ranks_per_host);
+// The CPU seconds one end spends on a transfer of `bytes`: transfer_cpu read linearly between
+// the two sizes about it (below the smallest, the smallest's; beyond the largest, along the
+// line through the two largest); -1 where it was not measured.
+double transfer_cpu_s(const NetworkModel& n, int64_t bytes);
 // network.json, read and checked: error naming the file and field at fault.
 NetworkModel read_network(const std::string& path);
 

@@ -74,7 +74,8 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
 double ps_shard_transfer_s(const StepProfile& p, const NetworkModel& net, int ranks,
                            const PredictOptions& o);
 // What a transfer of `move` s costs a parameter-server worker on a budget of q < 1 core run
-// in slices of `slice` s, beyond the transfer itself (ps_step.cpp).
+// in slices of `slice` s, beyond the transfer itself, where the calibration did not measure
+// a transfer's CPU (ps_step.cpp).
 double budget_charge_s(double move, double slice, double q);
 // predict_step, with its range: the step predicted again with the profile's compute at
 // the 5th and 95th percentiles of its recorded steps (relative to their median) and every
