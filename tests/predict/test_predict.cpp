@@ -27,6 +27,17 @@ NetworkModel network() {
   n.reduce_Bps = 1e9;
   return n;
 }
+// One Downpour server and its workers: 4 kB of parameters, pulled and pushed every step,
+// 0.01 s of compute a step.
+StepProfile downpour_profile() {
+  StepProfile ps;
+  ps.mode = DistMode::kDownpour;
+  ps.servers = 1, ps.n_fetch = 1, ps.n_push = 1;
+  ps.param_bytes = 4000;
+  ps.global_batch = ps.local_batch = 32;
+  ps.worker_compute_s = 0.010;
+  return ps;
+}
 }  // namespace
 
 TEST(Predict, AllreduceTakesTheCheapestAlgorithmOrTheMeasuredCurve) {
@@ -588,12 +599,7 @@ TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
   // A Downpour worker (0.01 s of CPU: 3.3 slices of 3 ms, pauses of 9 ms) moving 4 kB
   // shards in 1.4 ms: a transfer shorter than a slice costs it 1/q = 4x in wall time on
   // average (the forecast and the slow end); the fast end leaves them unthrottled.
-  StepProfile ps;
-  ps.mode = DistMode::kDownpour;
-  ps.servers = 1, ps.n_fetch = 1, ps.n_push = 1;
-  ps.param_bytes = 4000;
-  ps.global_batch = ps.local_batch = 32;
-  ps.worker_compute_s = 0.010;
+  StepProfile ps = downpour_profile();
   net.inter_latency_s = 1e-3, net.inter_bandwidth_Bps = 1e7, net.reduce_Bps = 1e9;
   net.cpu_slice_s = 0.003;
   const double core = 2 * 4000 / 0.25e9;  // the server's apply and copy
@@ -620,12 +626,7 @@ TEST(Predict, BandHoldsABudgetsPausesAndAThrottledWorker) {
 // costs the pauses of that CPU (1/q - 1 per CPU second), its own in its cycle and the
 // server's at the server's core, whatever the transfer's time.
 TEST(Predict, ParameterServerTransfersCostThePausesOfTheirCpu) {
-  StepProfile ps;
-  ps.mode = DistMode::kDownpour;
-  ps.servers = 1, ps.n_fetch = 1, ps.n_push = 1;
-  ps.param_bytes = 4000;
-  ps.global_batch = ps.local_batch = 32;
-  ps.worker_compute_s = 0.010;
+  StepProfile ps = downpour_profile();
   NetworkModel net = network();
   net.inter_latency_s = 1e-3, net.inter_bandwidth_Bps = 1e7, net.reduce_Bps = 1e9;
   net.cpu_slice_s = 0.003;
