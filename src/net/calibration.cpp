@@ -214,8 +214,9 @@ std::string Calibration::table() const {
                   *glo / 1e9, *ghi / 1e9, *mlo / 1e9, *mhi / 1e9);
     out += line;
   }
-  const bool slow = std::any_of(flags.begin(), flags.end(),
-                                [](const std::string& f) { return f.rfind("slow ", 0) == 0; });
+  // Slow hosts are flagged only through their slow pairs.
+  const bool slow =
+      std::any_of(pairs.begin(), pairs.end(), [](const PairResult& p) { return p.slow; });
   out += slow ? "\n" : "\nno slow host or pair\n";
   for (const auto& f : flags) out += "WARNING: " + f + "\n";
   return out;

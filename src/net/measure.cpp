@@ -98,9 +98,8 @@ PairResult ping_pong(MPI_Comm comm, int a, int b, const CalibrateOptions& o, con
         waits.wait_all(1, &req);
       }
     }
-    const double round_trips = double(reps);
-    r.samples.push_back({bytes, (MPI_Wtime() - t0) / (2 * round_trips), reps,
-                         (thread_cpu_s() - c0) / (2 * round_trips)});
+    r.samples.push_back({bytes, (MPI_Wtime() - t0) / (2.0 * double(reps)), reps,
+                         (thread_cpu_s() - c0) / (2.0 * double(reps))});
     prev = &r.samples.back();
   }
   return r;

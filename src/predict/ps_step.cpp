@@ -61,14 +61,14 @@ Prediction predict_ps_step(const StepProfile& p, const NetworkModel& net, int ra
   double core = shard * (passes / p.n_push + 1.0 / p.n_fetch) / (net.reduce_Bps * core_share);
   // The worker's own part of a cycle: its compute and, per operation and server, a request
   // word and the server's reply.
-  double think = r.compute_s + S * 2 * word * (1.0 / p.n_fetch + 1.0 / p.n_push);
+  const double transfers = 1.0 / p.n_fetch + 1.0 / p.n_push;  // per server and worker step
+  double think = r.compute_s + S * 2 * word * transfers;
   // On a CPU budget of q < 1 core whose pauses the calibration saw, each transfer also costs
   // the pauses it brings on. Where the calibration measured a transfer's CPU at each end (c),
   // by it: a CPU second spent on a budget costs 1/q - 1 seconds of pause on average, the
   // worker's in its own cycle, the server's at its core (a paused server holds up the worker
   // it serves, and queues the others). Else by the transfer's time (budget_charge_s).
   const double q = thread_share(p, o, std::min(ranks, o.ranks_per_host));
-  const double transfers = 1.0 / p.n_fetch + 1.0 / p.n_push;  // per server and worker step
   const double cpu = transfer_cpu_s(net, static_cast<int64_t>(shard));
   if (cpu >= 0 && net.cpu_slice_s > 0) {
     think += S * transfers * cpu * (1 / q - 1);

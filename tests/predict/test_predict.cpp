@@ -254,7 +254,8 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   c.hosts.hosts = {"h0", "h1"};
   c.hosts.leader = {0, 2};
   PairResult intra{0, 1, true, {{8, 1e-6, 10}, {1 << 20, 1e-4, 10}}, {1e-6, 1e10}, false};
-  PairResult inter{0, 2, false, {{8, 1e-4, 10}, {1 << 20, 0.1, 3}}, {1e-4, 1.25e7}, false};
+  PairResult inter{0,    2, false, {{8, 1e-4, 10, 2e-5}, {1 << 20, 0.1, 3, 3e-3}}, {1e-4, 1.25e7},
+                   false};
   c.pairs = {intra, inter};
   c.allreduce = {{-1, "iallreduce", 3, {{1024, 2e-4, 5}}}, {0, "default", 3, {{1024, 3e-4, 5}}}};
   c.rma = {{"get", 1, 0, {{4096, 5e-4, 4}}, {5e-4, 1e7}}};
@@ -275,6 +276,9 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   EXPECT_DOUBLE_EQ(n.cpu_slice_s, 0.005);
   ASSERT_EQ(n.measured.size(), 1u);  // the polled iallreduce curve, as the trainer runs
   EXPECT_DOUBLE_EQ(n.measured[0].samples[0].second, 2e-4);
+  // A transfer's CPU from the link between hosts (the fitted kind), by size.
+  EXPECT_EQ(n.transfer_cpu,
+            (std::vector<std::pair<int64_t, double>>{{8, 2e-5}, {int64_t{1} << 20, 3e-3}}));
   nlohmann::json bad = j;
   bad["hosts"][1]["ranks"] = {7};
   EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
@@ -287,6 +291,19 @@ TEST(Predict, NetworkJsonRoundTripsThroughOneSchema) {
   EXPECT_EQ(network_model(Calibration::from_json(bad, "net.json"), "net.json").cpu_slice_s, 0);
   bad["cpu_slice_s_per_rank"] = {0.005, -1.0, 0.0025};
   EXPECT_THROW(Calibration::from_json(bad, "net.json"), std::exception);
+  // A transfer's CPU: optional (older files); a negative one is refused, naming the file.
+  bad = j;
+  for (auto& s : bad["point_to_point"][1]["one_way"]) s.erase("cpu_s");
+  EXPECT_TRUE(
+      network_model(Calibration::from_json(bad, "net.json"), "net.json").transfer_cpu.empty());
+  bad["point_to_point"][1]["one_way"][0]["cpu_s"] = -1.0;
+  try {
+    Calibration::from_json(bad, "net.json");
+    ADD_FAILURE() << "a negative cpu_s was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("net.json: a sample's cpu_s is -1"), std::string::npos)
+        << e.what();
+  }
   // Compute ceilings: optional (older files), but when there, positive and one per rank.
   bad = j;
   bad.erase("compute_per_rank");
